@@ -1,0 +1,7 @@
+"""Checkpointers: where runs keep their progress so they can be resumed and forked."""
+
+from .base import Checkpoint, Checkpointer, Status
+from .memory import MemoryCheckpointer
+from .sqlite import SQLiteCheckpointer
+
+__all__ = ["Checkpoint", "Checkpointer", "MemoryCheckpointer", "SQLiteCheckpointer", "Status"]

@@ -1,0 +1,150 @@
+"""The event models: what a run reports as it goes, and the NDJSON wire protocol.
+
+Every event has a ``type`` (``run-start``, ``node-enter``, ``text-delta``,
+``tool-call``, ``tool-result``, ``node-exit``, ``route``, ``interrupt``, ``resume``,
+``error``, ``done``), the run's ``thread`` and the ``step`` it belongs to. Events
+are only built when someone listens, so an unobserved run pays nothing for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Annotated, Any, Literal, Union
+
+import pydantic
+
+from .interrupts import Pause
+
+__all__ = [
+    "Done",
+    "ErrorEvent",
+    "Event",
+    "Interrupt",
+    "NodeEnter",
+    "NodeExit",
+    "Resume",
+    "Route",
+    "RunStart",
+    "TextDelta",
+    "ToolCall",
+    "ToolResult",
+    "parse_ndjson",
+    "to_ndjson",
+]
+
+
+class _Event(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+
+    thread: str
+    """The run's thread id."""
+    step: int
+    """The step the event belongs to (0 before the first node runs)."""
+
+
+class RunStart(_Event):
+    type: Literal["run-start"] = "run-start"
+    graph: str
+    resumed: bool = False
+    """True when the run continues from a checkpoint."""
+
+
+class NodeEnter(_Event):
+    type: Literal["node-enter"] = "node-enter"
+    node: str
+    visit: int
+    """1 on the node's first execution in this run, 2 on the next, ..."""
+
+
+class TextDelta(_Event):
+    type: Literal["text-delta"] = "text-delta"
+    node: str
+    text: str
+
+
+class ToolCall(_Event):
+    type: Literal["tool-call"] = "tool-call"
+    node: str
+    call_id: str
+    name: str
+    args: Any = None
+
+
+class ToolResult(_Event):
+    type: Literal["tool-result"] = "tool-result"
+    node: str
+    call_id: str
+    name: str
+    result: Any = None
+    is_error: bool = False
+
+
+class NodeExit(_Event):
+    type: Literal["node-exit"] = "node-exit"
+    node: str
+    duration: float
+    """Seconds the node ran, not counting time spent waiting for a person."""
+    update: Any = None
+    tokens: int = 0
+    cost: float = 0.0
+
+
+class Route(_Event):
+    type: Literal["route"] = "route"
+    source: str
+    target: str
+    label: str | None = None
+    unconditional: bool = False
+
+
+class Interrupt(_Event):
+    type: Literal["interrupt"] = "interrupt"
+    pause: Pause
+
+
+class Resume(_Event):
+    type: Literal["resume"] = "resume"
+    pause_id: str
+    answer: Any = None
+
+
+class ErrorEvent(_Event):
+    type: Literal["error"] = "error"
+    node: str | None = None
+    error: str
+    """The error message, naming the node, edge or field at fault."""
+    error_type: str = ""
+
+
+class Done(_Event):
+    type: Literal["done"] = "done"
+    outcome: str
+    reason: str | None = None
+    hit_max_steps: bool = False
+
+
+Event = Annotated[
+    Union[
+        RunStart, NodeEnter, TextDelta, ToolCall, ToolResult, NodeExit, Route, Interrupt, Resume, ErrorEvent, Done
+    ],
+    pydantic.Field(discriminator="type"),
+]
+"""Any event; discriminated by ``type``."""
+
+_EVENT_ADAPTER: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(Event)
+
+
+def to_ndjson(events: Iterable[pydantic.BaseModel]) -> str:
+    """Serialize events as newline-delimited JSON, one event per line."""
+    return "".join(event.model_dump_json() + "\n" for event in events)
+
+
+def parse_ndjson(text: str) -> Iterator[Any]:
+    """Parse NDJSON back into event models (the inverse of :func:`to_ndjson`)."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield _EVENT_ADAPTER.validate_json(line)
+        except pydantic.ValidationError as exc:
+            raise ValueError(f"line {number} is not an nbgraph event: {exc}") from None

@@ -1,0 +1,103 @@
+"""Exports: mermaid text, DAG JSON (with fired edges after a run), NDJSON traces."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .graph import END, START
+
+if TYPE_CHECKING:
+    from .graph import Graph
+    from .history import Step
+
+__all__ = ["DAG_SCHEMA_VERSION", "to_dag", "to_mermaid"]
+
+DAG_SCHEMA_VERSION = "1.0"
+
+
+def _edges(graph: Graph) -> list[dict[str, Any]]:
+    edges: list[dict[str, Any]] = []
+    for edge in graph.edges:
+        edges.append(
+            {"from": edge.source, "to": edge.target, "label": edge.label, "unconditional": edge.when is None}
+        )
+    for source, router in graph.routers.items():
+        for target in router.targets or ():
+            edges.append({"from": source, "to": target, "label": router.label, "unconditional": False, "router": True})
+    return edges
+
+
+def to_dag(graph: Graph, history: Sequence[Step] | None = None) -> dict[str, Any]:
+    """The graph as a JSON-ready dict; with ``history``, edges carry ``fired`` counts.
+
+    Nodes: ``{"id", "kind", "approval", "visits"?}`` with ``START``/``END`` as kind
+    ``"start"``/``"end"``. Edges: ``{"from", "to", "label", "unconditional", "fired"?}``.
+    """
+    nodes: list[dict[str, Any]] = [{"id": START, "kind": "start"}]
+    for name, spec in graph.nodes.items():
+        node: dict[str, Any] = {"id": name, "kind": spec.kind, "approval": spec.approval}
+        tools = getattr(spec.fn, "nbgraph_tools", None)
+        if tools:
+            node["tools"] = list(tools)
+        nodes.append(node)
+    nodes.append({"id": END, "kind": "end"})
+    edges = _edges(graph)
+    dag: dict[str, Any] = {"version": DAG_SCHEMA_VERSION, "mode": "graph", "name": graph.name, "nodes": nodes, "edges": edges}
+    if history is not None:
+        fired: dict[tuple[str, str], int] = {}
+        visits: dict[str, int] = {}
+        for step in history:
+            if step.error is None:
+                visits[step.node] = visits.get(step.node, 0) + 1
+            if step.edge is not None:
+                key = (step.edge.source, step.edge.target)
+                fired[key] = fired.get(key, 0) + 1
+        if history and history[0].step == 1:
+            first = history[0].node
+            fired[(START, first)] = fired.get((START, first), 0) + 1
+        for edge in edges:
+            edge["fired"] = fired.pop((edge["from"], edge["to"]), 0)
+        # Goto/End commands and routers without declared targets take edges not drawn.
+        for (source, target), count in fired.items():
+            edges.append({"from": source, "to": target, "label": "goto", "unconditional": False, "fired": count, "dynamic": True})
+        for node in nodes:
+            if node["kind"] not in ("start", "end"):
+                node["visits"] = visits.get(node["id"], 0)
+    return dag
+
+
+_SAFE_ID = re.compile(r"[^A-Za-z0-9_]")
+
+
+def _mermaid_id(name: str) -> str:
+    if name == START:
+        return "__start__"
+    if name == END:
+        return "__end__"
+    return "n_" + _SAFE_ID.sub(lambda m: f"_{ord(m.group()):x}_", name)
+
+
+def _mermaid_text(text: str) -> str:
+    return text.replace('"', "#quot;").replace("|", "#124;").replace("<", "#lt;").replace(">", "#gt;")
+
+
+def to_mermaid(graph: Graph, history: Sequence[Step] | None = None) -> str:
+    """Mermaid ``flowchart TD``: condition labels on edges, dashed unconditional edges."""
+    lines = ["flowchart TD"]
+    lines.append(f'    {_mermaid_id(START)}(["START"])')
+    for name, spec in graph.nodes.items():
+        badge = " ✋" if spec.approval else ""
+        lines.append(f'    {_mermaid_id(name)}["{_mermaid_text(name)}{badge}"]')
+    lines.append(f'    {_mermaid_id(END)}(["END"])')
+    for edge in _edges(graph):
+        a, b = _mermaid_id(edge["from"]), _mermaid_id(edge["to"])
+        if edge["unconditional"]:
+            lines.append(f"    {a} -.-> {b}")
+        else:
+            lines.append(f'    {a} -->|"{_mermaid_text(edge["label"] or "")}"| {b}')
+    for name, router in graph.routers.items():
+        if router.targets is None:
+            lines.append(f'    %% {name} routes with {router.label} to any node')
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,84 @@
+"""Pauses for a person: input requests and approvals, and how answers are read.
+
+A pause has an id. Answers name that id, so an answer meant for a pause that has
+already been answered, or that belongs to an earlier run, is ignored rather than
+applied to the wrong question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import pydantic
+
+from .errors import ResumeError
+
+__all__ = ["Approval", "Pause"]
+
+
+class Pause(pydantic.BaseModel):
+    """An open request for a person: ``kind="input"`` or ``kind="approval"``."""
+
+    model_config = pydantic.ConfigDict(frozen=True)
+
+    id: str
+    """Unique per pause; answers must carry it."""
+    kind: Literal["input", "approval"]
+    node: str
+    step: int
+    """The step the node runs as (input) or ran as (approval)."""
+    prompt: str = ""
+    options: tuple[str, ...] | None = None
+    """Choices to offer as buttons; None for free text."""
+    input_kind: str = "text"
+    """For input pauses: "text", "number", "choice", ... (a hint for the UI)."""
+    slot: str | None = None
+    """Input pauses: where the answer is stored, so a re-run node gets it back."""
+
+
+class Approval(pydantic.BaseModel):
+    """A person's verdict on an approval pause; ``update`` is their correction to the state."""
+
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+
+    approved: bool
+    update: dict[str, Any] | None = None
+
+
+def read_approval(answer: Any) -> Approval:
+    """Accept ``True`` / ``False`` / ``{"approved": ..., "update": {...}}`` / an Approval."""
+    if isinstance(answer, Approval):
+        return answer
+    if isinstance(answer, bool):
+        return Approval(approved=answer)
+    if isinstance(answer, Mapping):
+        try:
+            return Approval.model_validate(answer)
+        except pydantic.ValidationError as exc:
+            raise ResumeError(
+                f"an approval answer must look like {{'approved': bool, 'update': {{...}}}}: {exc}"
+            ) from None
+    raise ResumeError(
+        f"an approval answer must be True, False or {{'approved': bool, 'update': {{...}}}}; got {answer!r}"
+    )
+
+
+def read_input(pause: Pause, answer: Any) -> Any:
+    """Check an input answer against the pause's options."""
+    if pause.options is not None and answer not in pause.options:
+        raise ResumeError(
+            f"{answer!r} is not one of the options for {pause.prompt!r}: {', '.join(map(repr, pause.options))}"
+        )
+    return answer
+
+
+class PauseRequested(BaseException):
+    """Unwinds a node when its run cannot wait for a person (durable mode).
+
+    A BaseException so that a node's own ``except Exception`` cannot swallow it.
+    """
+
+    def __init__(self, pause: Pause) -> None:
+        self.pause = pause
+        super().__init__(pause.id)

@@ -1,0 +1,332 @@
+"""State schemas and the reducers that fold node updates into state.
+
+A graph's state is a pydantic model or a plain dict. Internally the engine keeps the
+state as a ``dict`` of field values that is never mutated once built: every step
+makes a new dict, so a node can hold on to what it was given without seeing it
+change, and any step's state can be kept by reference instead of copied.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pydantic
+import pydantic_core
+
+from .errors import InvalidUpdate, did_you_mean
+
+__all__ = [
+    "Reducer",
+    "accumulate",
+    "append",
+    "merge",
+    "overwrite",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Reducer:
+    """How a field combines its current value with an update.
+
+    Use one of the shipped reducers in ``Annotated[type, reducer]``, or wrap your own
+    ``fn(current, update) -> new``. A reducer must not mutate either argument.
+    """
+
+    name: str
+    fn: Callable[[Any, Any], Any]
+
+    def __call__(self, current: Any, update: Any) -> Any:
+        return self.fn(current, update)
+
+
+def _item_id(item: Any) -> Any:
+    if isinstance(item, Mapping):
+        return item.get("id")
+    return getattr(item, "id", None)
+
+
+def _append(current: Any, update: Any) -> tuple[Any, ...]:
+    # Stored as a tuple so a node cannot mutate the list it was shown.
+    if update is None:
+        return tuple(current or ())
+    items = tuple(update) if isinstance(update, (list, tuple)) else (update,)
+    existing = tuple(current or ())
+    index = {}
+    for position, item in enumerate(existing):
+        item_id = _item_id(item)
+        if item_id is not None:
+            index[item_id] = position
+    if not index and all(_item_id(item) is None for item in items):
+        return existing + items
+    merged = list(existing)
+    for item in items:
+        item_id = _item_id(item)
+        if item_id is not None and item_id in index:
+            # Same id again (a replayed step, an edited message): replace, never duplicate.
+            merged[index[item_id]] = item
+        else:
+            if item_id is not None:
+                index[item_id] = len(merged)
+            merged.append(item)
+    return tuple(merged)
+
+
+def _merge(current: Any, update: Any) -> dict[Any, Any]:
+    if update is None:
+        return dict(current or {})
+    if not isinstance(update, Mapping):
+        raise TypeError(f"merge expects a mapping, got {type(update).__name__}")
+    return {**(current or {}), **update}
+
+
+def _accumulate(current: Any, update: Any) -> Any:
+    if update is None:
+        return current
+    if isinstance(update, Mapping):
+        totals = dict(current or {})
+        for key, amount in update.items():
+            totals[key] = totals.get(key, 0) + amount
+        return totals
+    return (current or 0) + update
+
+
+overwrite = Reducer("overwrite", lambda current, update: update)
+"""The default: the latest value wins."""
+
+append = Reducer("append", _append)
+"""List append; items with an ``id`` already present replace it instead of duplicating."""
+
+merge = Reducer("merge", _merge)
+"""Shallow dict merge: keys in the update win."""
+
+accumulate = Reducer("accumulate", _accumulate)
+"""Running total: numbers add up; dicts of numbers add up key by key."""
+
+
+class StateView(Mapping[str, Any]):
+    """Read-only view of a dict state; fields read as ``state["x"]`` or ``state.x``."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        object.__setattr__(self, "_values", values)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self._values[key]
+        except KeyError:
+            raise AttributeError(
+                f"state has no field {key!r}{did_you_mean(key, self._values)}"
+            ) from None
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise TypeError(
+            f"state is read-only: return {{{key!r}: ...}} from the node instead of assigning"
+        )
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.__setattr__(key, value)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"StateView({dict(self._values)!r})"
+
+
+def _reducer_of(metadata: list[Any]) -> Reducer | None:
+    for item in metadata:
+        if isinstance(item, Reducer):
+            return item
+    return None
+
+
+class Schema:
+    """What the engine knows about one state type, resolved once per graph."""
+
+    __slots__ = ("model", "fields", "reducers", "_adapters", "_view_cls", "view")
+
+    def __init__(self, state: type[pydantic.BaseModel] | type[dict] | None) -> None:
+        if state is None or state is dict:
+            self.model: type[pydantic.BaseModel] | None = None
+            self.fields: frozenset[str] | None = None
+            # A dict state treats `messages` as a conversation, like MessagesState.
+            self.reducers: dict[str, Reducer] = {"messages": append}
+            self._adapters: dict[str, pydantic.TypeAdapter[Any]] = {}
+            self.view: Callable[[Mapping[str, Any]], Any] = StateView
+            return
+        if not (isinstance(state, type) and issubclass(state, pydantic.BaseModel)):
+            raise TypeError(
+                f"state must be a pydantic BaseModel subclass or dict, got {state!r}"
+            )
+        self.model = state
+        self.fields = frozenset(state.model_fields)
+        self.reducers = {}
+        self._adapters = {}
+        for name, info in state.model_fields.items():
+            reducer = _reducer_of(info.metadata)
+            if reducer is not None and reducer is not overwrite:
+                self.reducers[name] = reducer
+        frozen_config = {**state.model_config, "frozen": True}
+        self._view_cls = type(
+            state.__name__, (state,), {"model_config": frozen_config, "__module__": state.__module__}
+        )
+        self.view = self._frozen_view
+
+    def _frozen_view(self, values: Mapping[str, Any]) -> pydantic.BaseModel:
+        # Skips validation: the values were validated when they entered the state.
+        view = object.__new__(self._view_cls)
+        object.__setattr__(view, "__dict__", values)
+        object.__setattr__(view, "__pydantic_fields_set__", set())
+        object.__setattr__(view, "__pydantic_extra__", None)
+        object.__setattr__(view, "__pydantic_private__", None)
+        return view
+
+    def _adapter(self, name: str) -> pydantic.TypeAdapter[Any]:
+        adapter = self._adapters.get(name)
+        if adapter is None:
+            assert self.model is not None
+            info = self.model.model_fields[name]
+            annotation = info.annotation
+            if name in self.reducers and self.reducers[name] is append:
+                annotation = _item_type(annotation)
+            metadata = [m for m in info.metadata if not isinstance(m, Reducer)]
+            if metadata:
+                annotation = typing.Annotated[(annotation, *metadata)]  # type: ignore[valid-type]
+            adapter = self._adapters[name] = pydantic.TypeAdapter(annotation)
+        return adapter
+
+    def initial(self, data: Mapping[str, Any] | pydantic.BaseModel | None) -> dict[str, Any]:
+        """Validate a run's input into the internal field dict."""
+        if self.model is None:
+            if data is None:
+                return {}
+            if not isinstance(data, Mapping):
+                raise InvalidUpdate(f"input must be a dict, got {type(data).__name__}")
+            values = dict(data)
+        else:
+            if isinstance(data, self.model):
+                instance = data
+            else:
+                try:
+                    instance = self.model.model_validate(data if data is not None else {})
+                except pydantic.ValidationError as exc:
+                    raise InvalidUpdate(
+                        f"input does not fit state {self.model.__name__}: {_brief(exc)}",
+                        field=_first_field(exc),
+                    ) from None
+            values = dict(instance.__dict__)
+        for name, reducer in self.reducers.items():
+            if reducer is append and name in values:
+                values[name] = _append((), values[name])
+        return values
+
+    def apply(self, values: Mapping[str, Any], update: Mapping[str, Any], node: str) -> dict[str, Any]:
+        """Fold ``update`` (from ``node``) into a new field dict."""
+        new = dict(values)
+        reducers = self.reducers
+        fields = self.fields
+        for key, value in update.items():
+            if fields is not None:
+                if key not in fields:
+                    raise InvalidUpdate(
+                        f"node {node!r} updated unknown state field {key!r}"
+                        f"{did_you_mean(key, fields)}; {self.model.__name__} has fields: "  # type: ignore[union-attr]
+                        f"{', '.join(sorted(fields))}",
+                        node=node,
+                        field=key,
+                    )
+                value = self._validate(key, value, node)
+            reducer = reducers.get(key)
+            if reducer is None:
+                new[key] = value
+            else:
+                try:
+                    new[key] = reducer(new.get(key), value)
+                except Exception as exc:
+                    raise InvalidUpdate(
+                        f"node {node!r}: the {reducer.name} reducer of field {key!r} "
+                        f"rejected {value!r}: {exc}",
+                        node=node,
+                        field=key,
+                    ) from exc
+        return new
+
+    def _validate(self, key: str, value: Any, node: str) -> Any:
+        adapter = self._adapter(key)
+        if self.reducers.get(key) is append:
+            many = isinstance(value, (list, tuple))
+            try:
+                items = [adapter.validate_python(v) for v in (value if many else (value,))]
+            except pydantic.ValidationError as exc:
+                raise InvalidUpdate(
+                    f"node {node!r} set field {key!r} to an invalid item: {_brief(exc)}",
+                    node=node,
+                    field=key,
+                ) from None
+            return items
+        try:
+            return adapter.validate_python(value)
+        except pydantic.ValidationError as exc:
+            raise InvalidUpdate(
+                f"node {node!r} set field {key!r} to {_short_repr(value)}, which is invalid: {_brief(exc)}",
+                node=node,
+                field=key,
+            ) from None
+
+    def output(self, values: Mapping[str, Any]) -> Any:
+        """The state as users get it back: a validated model instance, or a plain dict."""
+        if self.model is None:
+            return {k: list(v) if k in self.reducers and isinstance(v, tuple) else v for k, v in values.items()}
+        return self.model.model_validate(
+            {k: list(v) if isinstance(v, tuple) and k in self.reducers else v for k, v in values.items()}
+        )
+
+    def encode(self, values: Mapping[str, Any]) -> Any:
+        """JSON-compatible form of the state (pydantic's serializer; never pickle)."""
+        return pydantic_core.to_jsonable_python(dict(values), serialize_unknown=False)
+
+    def decode(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        """Inverse of :meth:`encode`: restore field types from JSON."""
+        return self.initial(data)
+
+
+def _item_type(annotation: Any) -> Any:
+    args = typing.get_args(annotation)
+    origin = typing.get_origin(annotation)
+    if origin in (list, tuple, typing.Sequence) and args:
+        return args[0]
+    import collections.abc
+
+    if origin in (collections.abc.Sequence,) and args:
+        return args[0]
+    return Any
+
+
+def _brief(exc: pydantic.ValidationError) -> str:
+    parts = []
+    for error in exc.errors(include_url=False):
+        location = ".".join(str(p) for p in error["loc"])
+        parts.append(f"{location + ': ' if location else ''}{error['msg']}")
+    return "; ".join(parts)
+
+
+def _first_field(exc: pydantic.ValidationError) -> str | None:
+    for error in exc.errors(include_url=False):
+        if error["loc"]:
+            return str(error["loc"][0])
+    return None
+
+
+def _short_repr(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
