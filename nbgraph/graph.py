@@ -568,11 +568,20 @@ class Graph:
 
         return await Run(self, input, **options).execute()
 
-    def start(self, input: Any = None, **options: Any) -> Run:
-        """Start a run as a task in the running event loop and return its :class:`Run` handle."""
+    def start(self, input: Any = None, *, display: bool | None = None, **options: Any) -> Run:
+        """Start a run as a task in the running event loop and return its :class:`Run` handle.
+
+        In a Jupyter kernel a live view of the run is displayed (``display=False``
+        turns that off). Pauses wait for answers from the view or from
+        ``run.answer`` / ``run.approve`` / ``run.deny``; ``await run`` gives the result.
+        """
+        from ._display import show_run
         from .engine import Run
 
-        return Run(self, input, live=True, **options).launch()
+        run = Run(self, input, live=True, **options).launch()
+        if display is not False:
+            show_run(run)
+        return run
 
     def astream(self, input: Any = None, **options: Any) -> Any:
         """Async-iterate the run's events as they happen."""
@@ -612,6 +621,11 @@ class Graph:
         from .export import to_dag
 
         return to_dag(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from ._display import graph_mimebundle
+
+        return graph_mimebundle(self)
 
     def __repr__(self) -> str:
         return f"<Graph {self.name!r}: {len(self._nodes)} nodes, {len(self._edges) + len(self._routers)} edges/routers>"
