@@ -641,6 +641,7 @@ class Run:
         schema = compiled.schema
         nodes = compiled.nodes
         next_edge = compiled.next_edge
+        wants_ctx = compiled.wants_ctx
         budget = self.budget
         store = self.checkpointer
         thread = self.thread
@@ -669,7 +670,7 @@ class Run:
             visit = self._visits.get(node_name, 0) + 1
             step = self._step + 1
             before = self._values
-            ctx = Context(self, spec, step, visit) if spec.takes_ctx else None
+            ctx = Context(self, spec, step, visit) if node_name in wants_ctx else None
             listening = bool(self._listeners)
             if listening:
                 self._emit(NodeEnter(thread=thread, step=step, node=node_name, visit=visit))

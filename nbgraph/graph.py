@@ -148,6 +148,8 @@ class Compiled:
     max_steps: int
     on_max_steps: OnMaxSteps
     max_same_node: int
+    wants_ctx: frozenset[str]
+    """Nodes whose function, conditions or router take a ``ctx``."""
 
     def next_edge(self, source: str, view: Any, ctx: Any = None) -> FiredEdge:
         """The edge routing takes out of ``source`` (the engine's per-step call)."""
@@ -218,15 +220,14 @@ def _takes_ctx(fn: Callable[..., Any], what: str) -> bool:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return False
-    positional = 0
-    for p in params:
-        if p.kind is p.VAR_POSITIONAL:
-            return True
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            positional += 1
-    if positional == 0:
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not positional and not any(p.kind is p.VAR_POSITIONAL for p in params):
         raise TypeError(f"{what} must accept the state as its first argument: {fn!r}")
-    return positional >= 2
+    if len(positional) < 2:
+        return any(p.kind is p.VAR_POSITIONAL for p in params)
+    # `lambda s, name=name: ...` binds a loop variable; only a required or `ctx` slot wants ctx.
+    second = positional[1]
+    return second.default is second.empty or second.name == "ctx"
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -235,9 +236,9 @@ def _is_async(fn: Callable[..., Any]) -> bool:
     )
 
 
-def _label_of(fn: Callable[..., Any]) -> str:
+def _label_of(fn: Callable[..., Any], anonymous: str) -> str:
     name = getattr(fn, "__name__", None) or type(fn).__name__
-    return "condition" if name == "<lambda>" else name
+    return anonymous if name == "<lambda>" else name
 
 
 class Graph:
@@ -355,7 +356,7 @@ class Graph:
         if when is not None and not callable(when):
             raise TypeError(f"edge {source} -> {target}: when= must be callable, got {when!r}")
         if when is not None and label is None:
-            label = _label_of(when)
+            label = _label_of(when, "condition")
         self._edges.append(Edge(source, target, when, label))
         self._compiled = None
         return self
@@ -373,7 +374,7 @@ class Graph:
         if source in self._routers:
             raise ValueError(f"node {source!r} already has a router")
         self._routers[source] = Router(
-            source, fn, tuple(targets) if targets is not None else None, _label_of(fn)
+            source, fn, tuple(targets) if targets is not None else None, _label_of(fn, "router")
         )
         self._compiled = None
         return self
@@ -503,6 +504,13 @@ class Graph:
                 valid,
                 {target: FiredEdge(source, target, router.label, False) for target in valid},
             )
+        wants_ctx = frozenset(
+            name
+            for name, spec in nodes.items()
+            if spec.takes_ctx
+            or any(e.takes_ctx for e in edges.get(name, ()))
+            or (name in routers and routers[name][1])
+        )
         self._compiled = Compiled(
             name=self.name,
             schema=self._schema,
@@ -512,6 +520,7 @@ class Graph:
             max_steps=self.max_steps,
             on_max_steps=self.on_max_steps,
             max_same_node=self.max_same_node,
+            wants_ctx=wants_ctx,
         )
         return self._compiled
 

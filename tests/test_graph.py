@@ -1,0 +1,272 @@
+"""Graph building, build-time validation, pure routing and exports."""
+
+from __future__ import annotations
+
+import pytest
+
+from nbgraph import END, START, Graph, GraphValidationError, GraphWarning, NoEdgeMatched, RoutingError
+
+
+def noop(state):
+    return None
+
+
+def build(**kwargs) -> Graph:
+    g = Graph("g", **kwargs)
+    g.add_node("a", noop)
+    g.add_edge(START, "a")
+    g.add_edge("a", END)
+    return g
+
+
+def problems_of(g: Graph) -> list[str]:
+    with pytest.raises(GraphValidationError) as info:
+        g.compile()
+    return info.value.problems
+
+
+class TestValidation:
+    def test_valid_graph_compiles(self):
+        compiled = build().compile()
+        assert set(compiled.nodes) == {"a"}
+
+    def test_empty_name(self):
+        g = build()
+        g.name = ""
+        assert problems_of(g) == ["the graph name is empty"]
+
+    def test_no_nodes(self):
+        g = Graph("empty")
+        problems = problems_of(g)
+        assert any("no nodes" in p for p in problems)
+
+    @pytest.mark.parametrize("value", [0, -3])
+    def test_max_steps_below_one(self, value):
+        problems = problems_of(build(max_steps=value))
+        assert problems == [f"max_steps must be an integer >= 1, got {value}"]
+
+    def test_max_same_node_below_one(self):
+        assert "max_same_node" in problems_of(build(max_same_node=0))[0]
+
+    def test_bad_on_max_steps(self):
+        assert "on_max_steps must be one of" in problems_of(build(on_max_steps="explode"))[0]
+
+    def test_missing_start(self):
+        g = Graph("g")
+        g.add_node("a", noop)
+        g.add_edge("a", END)
+        [problem] = problems_of(g)
+        assert "no start" in problem and "add_edge(START, 'a')" in problem
+
+    def test_unknown_start(self):
+        g = build()
+        g.add_edge(START, "nowhere")
+        [problem] = problems_of(g)
+        assert problem == "edge __start__ -> nowhere: unknown target node 'nowhere'"
+
+    def test_edge_from_unknown_node_suggests_close_name(self):
+        g = build()
+        g.add_node("analyze", noop)
+        g.add_edge("a", "analyze")
+        g.add_edge("analyse", END)
+        problems = problems_of(g)
+        assert "edge analyse -> __end__: unknown source node 'analyse' (did you mean 'analyze'?)" in problems
+
+    def test_edge_to_unknown_node(self):
+        g = build()
+        g.add_edge("a", "b")
+        assert problems_of(g) == ["edge a -> b: unknown target node 'b'"]
+
+    def test_edge_from_end(self):
+        g = build()
+        g.add_edge(END, "a")
+        assert problems_of(g) == ["edge __end__ -> a: END is terminal; no edge may leave it"]
+
+    def test_edge_back_to_start(self):
+        g = build()
+        g.add_edge("a", START)
+        assert "no edge may lead back to START" in problems_of(g)[0]
+
+    def test_node_without_way_out(self):
+        g = build()
+        g.add_node("dead", noop)
+        g.add_edge("a", "dead")
+        assert problems_of(g) == ["node 'dead' has no outgoing edge; add one, e.g. add_edge('dead', END)"]
+
+    @pytest.mark.parametrize("name", [START, END])
+    def test_reserved_names(self, name):
+        with pytest.raises(ValueError, match="reserved"):
+            Graph("g").add_node(name, noop)
+
+    def test_empty_node_name(self):
+        with pytest.raises(ValueError, match="non-empty string"):
+            Graph("g").add_node("  ", noop)
+
+    def test_non_callable_node_names_the_node(self):
+        with pytest.raises(TypeError, match=r"node 'x' must be a callable .* got str 'oops'"):
+            Graph("g").add_node("x", "oops")
+
+    def test_node_without_state_parameter(self):
+        with pytest.raises(TypeError, match="node 'x' must accept the state"):
+            Graph("g").add_node("x", lambda: None)
+
+    def test_duplicate_node(self):
+        g = build()
+        with pytest.raises(ValueError, match="already defined"):
+            g.add_node("a", noop)
+        g.add_node("a", lambda s: {"x": 1}, replace=True)
+        assert g.invoke({}).state == {"x": 1}
+
+    def test_router_with_unknown_target(self):
+        g = Graph("g")
+        g.add_node("a", noop)
+        g.add_edge(START, "a")
+        g.add_router("a", lambda s: END, targets=["b", END])
+        assert problems_of(g) == ["router 'router' of 'a': unknown target 'b'"]
+
+    def test_node_with_edges_and_router(self):
+        g = build()
+        g.add_router("a", lambda s: END, targets=[END])
+        assert "has both edges and a router" in problems_of(g)[0]
+
+    def test_unknown_on_deny_target(self):
+        g = Graph("g")
+        g.add_node("a", noop, approval=True, on_deny="fix")
+        g.add_edge(START, "a")
+        g.add_edge("a", END)
+        assert "on_deny target 'fix' is not a node" in problems_of(g)[0]
+
+    def test_all_problems_reported_at_once(self):
+        g = Graph("g", max_steps=0)
+        g.add_node("a", noop)
+        g.add_edge("a", "b")
+        problems = problems_of(g)
+        assert len(problems) == 3
+        message = str(GraphValidationError("g", problems))
+        assert message.startswith("graph 'g' is invalid (3 problems):")
+
+    def test_unreachable_node_warns(self):
+        g = build()
+        g.add_node("island", noop)
+        g.add_edge("island", END)
+        with pytest.warns(GraphWarning, match="'island' cannot be reached"):
+            g.compile()
+
+    def test_compile_is_cached_until_the_graph_changes(self):
+        g = build()
+        first = g.compile()
+        assert g.compile() is first
+        g.add_node("b", noop)
+        g.add_edge("a", "b")
+        g.add_edge("b", END)
+        assert g.compile() is not first
+
+
+class TestRoute:
+    def graph(self) -> Graph:
+        g = Graph("r")
+        for name in ("analyze", "tool_a", "tool_b"):
+            g.add_node(name, noop)
+        g.add_edge(START, "analyze")
+        g.add_edge("analyze", "tool_a", when=lambda s: "USE_A" in s.last, label="USE_A")
+        g.add_edge("analyze", "tool_b", when=lambda s: "USE_B" in s.last, label="USE_B")
+        g.add_edge("analyze", END)
+        g.add_edge("tool_a", "analyze")
+        g.add_edge("tool_b", "analyze")
+        return g
+
+    def test_first_match_wins_in_declaration_order(self):
+        decision = self.graph().route({"last": "USE_B then USE_A"}, "analyze")
+        assert decision.target == "tool_a"
+        assert decision.label == "USE_A"
+        assert decision.checks == (("tool_a", "USE_A", True),)
+
+    def test_route_lists_every_condition_tried(self):
+        decision = self.graph().route({"last": "nothing"}, "analyze")
+        assert decision.target == END
+        assert decision.unconditional
+        assert decision.checks == (("tool_a", "USE_A", False), ("tool_b", "USE_B", False), (END, "always", True))
+        assert "analyze -> tool_b: USE_B = False" in decision.explain()
+
+    def test_route_runs_no_node(self):
+        calls = []
+        g = Graph("pure")
+        g.add_node("a", lambda s: calls.append(1))
+        g.add_edge(START, "a")
+        g.add_edge("a", END)
+        assert g.route({}, START).target == "a"
+        assert calls == []
+
+    def test_no_edge_matched_lists_candidates(self):
+        g = Graph("g")
+        g.add_node("a", noop)
+        g.add_edge(START, "a")
+        g.add_edge("a", END, when=lambda s: s.done, label="done")
+        g.add_edge("a", "a", when=lambda s: s.retry, label="retry")
+        with pytest.raises(NoEdgeMatched) as info:
+            g.route({"done": False, "retry": False}, "a")
+        assert info.value.candidates == ["-> __end__ if done", "-> a if retry"]
+        assert "no edge out of 'a' matched" in str(info.value)
+
+    def test_predicate_error_names_the_edge(self):
+        g = Graph("g")
+        g.add_node("a", noop)
+        g.add_edge(START, "a")
+        g.add_edge("a", END, when=lambda s: s.missing > 1, label="missing > 1")
+        with pytest.raises(RoutingError, match=r"condition of edge a -> __end__ \[missing > 1\] raised AttributeError"):
+            g.route({}, "a")
+
+    def test_router_returning_unknown_name(self):
+        g = Graph("g")
+        g.add_node("a", noop)
+        g.add_node("b", noop)
+        g.add_edge(START, "a")
+        g.add_edge("b", END)
+
+        def pick(state):
+            return "c"
+
+        g.add_router("a", pick, targets=["b", END])
+        with pytest.raises(RoutingError, match=r"router 'pick' of node 'a' returned 'c', which is not one of its targets: b, __end__"):
+            g.route({}, "a")
+
+    def test_route_from_unknown_node(self):
+        with pytest.raises(ValueError, match="has no node 'zz'"):
+            self.graph().route({}, "zz")
+
+    def test_predicate_may_take_ctx(self):
+        g = Graph("g")
+        g.add_node("a", noop)
+        g.add_edge(START, "a")
+        g.add_edge("a", "a", when=lambda s, ctx: ctx.visit < 3, label="visit < 3")
+        g.add_edge("a", END)
+        assert g.invoke({}).path == ["a", "a", "a"]
+
+
+class TestExport:
+    def graph(self) -> Graph:
+        g = Graph("export")
+        g.add_node("a", noop)
+        g.add_node("b", noop, approval=True)
+        g.add_edge(START, "a")
+        g.add_edge("a", "b", when=lambda s: s.go, label="state.go")
+        g.add_edge("a", END)
+        g.add_edge("b", END)
+        return g
+
+    def test_mermaid_labels_and_dashes(self):
+        text = self.graph().to_mermaid()
+        assert text.startswith("flowchart TD\n")
+        assert '    n_a -->|"state.go"| n_b' in text
+        assert "    n_a -.-> __end__" in text
+        assert "    __start__ -.-> n_a" in text
+
+    def test_dag_before_and_after_a_run(self):
+        g = self.graph()
+        dag = g.to_dag()
+        assert [n["id"] for n in dag["nodes"]] == [START, "a", "b", END]
+        assert dag["edges"][1] == {"from": "a", "to": "b", "label": "state.go", "unconditional": False}
+        assert all("fired" not in e for e in dag["edges"])
+        result = g.invoke({"go": False})
+        fired = {(e["from"], e["to"]): e["fired"] for e in result.to_dag()["edges"]}
+        assert fired == {(START, "a"): 1, ("a", "b"): 0, ("a", END): 1, ("b", END): 0}
