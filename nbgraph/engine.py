@@ -13,6 +13,7 @@ are built only when someone listens; checkpoints only when a checkpointer is set
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import traceback
 import uuid
@@ -1116,12 +1117,10 @@ def _store_for(graph: Graph, checkpointer: Checkpointer | None) -> Checkpointer:
 # -- synchronous entry points ------------------------------------------------------------
 
 
-def _run_sync(graph: Graph, make_run: Callable[[], Run]) -> RunResult:
+def _run_sync(make_run: Callable[[], Run]) -> RunResult:
     run = make_run()
-    compiled = run._compiled
-    all_sync = not any(spec.is_async for spec in compiled.nodes.values())
     coro = run.execute()
-    if all_sync:
+    if not any(spec.is_async for spec in run._compiled.nodes.values()):
         # No node can suspend, so the coroutine finishes on its first send: no loop needed.
         try:
             coro.send(None)
@@ -1130,15 +1129,48 @@ def _run_sync(graph: Graph, make_run: Callable[[], Run]) -> RunResult:
         coro.close()
         raise RuntimeError("internal error: a synchronous graph suspended")
     try:
-        loop = asyncio.get_running_loop()
+        asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
-    # Inside a running loop (a notebook cell): nest on it, so async nodes can use
-    # clients bound to that loop. Nothing here waits for a person (durable mode).
-    import nest_asyncio2
+    return _run_beside_loop(coro)
 
-    nest_asyncio2.apply(loop)
-    return loop.run_until_complete(coro)
+
+def _run_beside_loop(coro: Any) -> RunResult:
+    """Run ``coro`` on a fresh loop in a worker thread while the caller's loop is busy.
+
+    This is how a synchronous ``invoke()`` works inside a notebook cell (a running
+    loop). Patching the kernel's loop to be re-entrant (nest-asyncio2) also works,
+    but it patches asyncio for the whole process with no undo; a worker thread
+    leaves the kernel untouched. Nothing here waits for a person, so blocking the
+    cell's loop meanwhile cannot deadlock on a click.
+    """
+    box: dict[str, Any] = {}
+    ready = threading.Event()
+
+    def work() -> None:
+        loop = asyncio.new_event_loop()
+        box["loop"] = loop
+        box["task"] = loop.create_task(coro)
+        ready.set()
+        try:
+            box["result"] = loop.run_until_complete(box["task"])
+        except BaseException as exc:  # handed to the caller's thread below
+            box["error"] = exc
+        finally:
+            loop.close()
+
+    worker = threading.Thread(target=work, name="nbgraph-invoke", daemon=True)
+    worker.start()
+    try:
+        worker.join()
+    except KeyboardInterrupt:
+        # A kernel interrupt: cancel the run so it ends `aborted` with its checkpoint intact.
+        ready.wait()
+        box["loop"].call_soon_threadsafe(box["task"].cancel)
+        worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
 
 
 def invoke(graph: Graph, input: Any = None, **options: Any) -> RunResult:
@@ -1148,12 +1180,12 @@ def invoke(graph: Graph, input: Any = None, **options: Any) -> RunResult:
     a pause ends the run ``interrupted``, resumable with ``g.resume``.
     """
     options.pop("live", None)
-    return _run_sync(graph, lambda: Run(graph, input, **options))
+    return _run_sync(lambda: Run(graph, input, **options))
 
 
 def invoke_resume(graph: Graph, thread: str, answer: Any = None, **options: Any) -> RunResult:
     options.pop("live", None)
-    return _run_sync(graph, lambda: Run.from_checkpoint(graph, thread, answer, **options))
+    return _run_sync(lambda: Run.from_checkpoint(graph, thread, answer, **options))
 
 
 def fork(
@@ -1194,4 +1226,4 @@ def fork(
         record = replace(record, edge=edge)
     store.put(new_thread, Checkpoint(new_thread, compiled.name, step, values, edge.target, answers=base.answers, record=record))
     options.pop("live", None)
-    return _run_sync(graph, lambda: Run.from_checkpoint(graph, new_thread, checkpointer=store, **options))
+    return _run_sync(lambda: Run.from_checkpoint(graph, new_thread, checkpointer=store, **options))

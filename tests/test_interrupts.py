@@ -1,0 +1,268 @@
+"""Human in the loop: live and durable input requests and approvals."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from nbgraph import (
+    END,
+    START,
+    Graph,
+    MemoryCheckpointer,
+    NoPendingRequest,
+    ResumeError,
+    RunStillRunning,
+)
+
+
+def ask_graph(calls: list[str] | None = None, options=None) -> Graph:
+    async def ask(state, ctx):
+        if calls is not None:
+            calls.append("ask")
+        color = await ctx.request_input("Favourite colour?", options=options)
+        return {"color": color}
+
+    g = Graph("ask")
+    g.add_node("ask", ask)
+    g.add_node("paint", lambda s: {"painted": f"{s.color} wall"})
+    g.add_edge(START, "ask")
+    g.add_edge("ask", "paint")
+    g.add_edge("paint", END)
+    return g
+
+
+def approval_graph(on_deny=None) -> Graph:
+    g = Graph("review")
+    g.add_node("draft", lambda s: {"text": "draft v1", "n": 1}, approval=True, on_deny=on_deny)
+    g.add_node("publish", lambda s: {"published": s.text})
+    g.add_edge(START, "draft")
+    g.add_edge("draft", "publish")
+    g.add_edge("publish", END)
+    if on_deny:
+        g.add_node(on_deny, lambda s: {"rewritten": True})
+        g.add_edge(on_deny, END)
+    return g
+
+
+class TestLiveInput:
+    async def test_answer_while_running(self):
+        seen = []
+        run = ask_graph().start({}, display=False, on_event=seen.append)
+        pause = await run.next_pause(timeout=5)
+        assert pause.kind == "input" and pause.prompt == "Favourite colour?" and pause.node == "ask"
+        assert run.pending == (pause,)
+        with pytest.raises(RunStillRunning, match=r"is still running \(step \d\) — use `await run`"):
+            run.result()
+        run.answer("teal")
+        result = await run
+        assert result.outcome == "done"
+        assert result.state["painted"] == "teal wall"
+        types = [e.type for e in seen]
+        assert types.index("interrupt") < types.index("resume") < types.index("node-exit")
+        assert result.events() == seen
+
+    async def test_options_are_enforced(self):
+        run = ask_graph(options=["red", "blue"]).start({}, display=False)
+        pause = await run.next_pause(timeout=5)
+        assert pause.options == ("red", "blue") and pause.input_kind == "choice"
+        with pytest.raises(ResumeError, match="'green' is not one of the options"):
+            run.answer("green")
+        assert run.pending == (pause,)
+        run.answer("blue")
+        assert (await run).state["color"] == "blue"
+
+    async def test_stale_and_duplicate_answers_are_ignored(self):
+        run = ask_graph().start({}, display=False)
+        pause = await run.next_pause(timeout=5)
+        assert run.respond("not-a-pause", "x") is False
+        assert run.respond(pause.id, "first") is True
+        assert run.respond(pause.id, "second") is False
+        result = await run
+        assert result.state["color"] == "first"
+        assert run.respond(pause.id, "late") is False
+
+    async def test_several_pending_requests_answered_by_id(self):
+        async def both(state, ctx):
+            a, b = await asyncio.gather(
+                ctx.request_input("first name?", slot="first"),
+                ctx.request_input("last name?", slot="last"),
+            )
+            return {"name": f"{a} {b}"}
+
+        g = Graph("names")
+        g.add_node("both", both)
+        g.add_edge(START, "both")
+        g.add_edge("both", END)
+        run = g.start({}, display=False)
+        await run.next_pause(timeout=5)
+        while len(run.pending) < 2:
+            await asyncio.sleep(0)
+        with pytest.raises(NoPendingRequest, match="has 2 open input requests"):
+            run.answer("x")
+        by_prompt = {p.prompt: p for p in run.pending}
+        run.respond(by_prompt["last name?"].id, "Lovelace")
+        run.respond(by_prompt["first name?"].id, "Ada")
+        assert (await run).state["name"] == "Ada Lovelace"
+
+    async def test_answer_with_nothing_pending(self):
+        run = ask_graph().start({}, display=False)
+        pause = await run.next_pause(timeout=5)
+        run.respond(pause.id, "x")
+        await run
+        with pytest.raises(NoPendingRequest, match="has no open input request .it has finished."):
+            run.answer("again")
+
+    async def test_next_pause_returns_none_when_the_run_ends(self):
+        g = Graph("quick")
+        g.add_node("a", lambda s: None)
+        g.add_edge(START, "a")
+        g.add_edge("a", END)
+        run = g.start({}, display=False)
+        assert await run.next_pause(timeout=5) is None
+
+    async def test_steer_reaches_the_next_step(self):
+        got = []
+
+        async def wait(state, ctx):
+            await ctx.request_input("go?")
+
+        g = Graph("steer")
+        g.add_node("wait", wait)
+        g.add_node("agent", lambda s, ctx: got.extend(ctx.take_steering()))
+        g.add_edge(START, "wait")
+        g.add_edge("wait", "agent")
+        g.add_edge("agent", END)
+        run = g.start({}, display=False)
+        await run.next_pause(timeout=5)
+        run.steer("focus on prices")
+        run.answer("yes")
+        await run
+        assert got == ["focus on prices"]
+
+
+class TestDurableInput:
+    def test_invoke_never_waits(self):
+        calls = []
+        result = ask_graph(calls).invoke({})
+        assert result.outcome == "interrupted"
+        assert result.pending.prompt == "Favourite colour?"
+        assert "invoke() never waits" not in result.reason  # says what to do instead:
+        assert "answer with g.resume(" in result.reason and "run = g.start(...)" in result.reason
+        done = ask_graph(calls).resume(result.thread, "ochre")
+        assert done.outcome == "done" and done.state["painted"] == "ochre wall"
+        # The interrupted node ran again from its start, and got the stored answer.
+        assert calls == ["ask", "ask"]
+        assert done.path == ["ask", "paint"]
+
+    async def test_invoke_inside_a_running_loop_does_not_deadlock(self):
+        result = ask_graph().invoke({})
+        assert result.outcome == "interrupted"
+
+    async def test_durable_start(self):
+        cp = MemoryCheckpointer()
+        result = await ask_graph().start({}, durable=True, checkpointer=cp, display=False)
+        assert result.outcome == "interrupted"
+        saved = cp.get(result.thread)
+        assert saved.status == "interrupted" and saved.pending == result.pending and saved.next == "ask"
+        assert (await ask_graph().aresume(result.thread, "red", checkpointer=cp)).state["color"] == "red"
+
+    def test_resume_needs_an_answer(self):
+        result = ask_graph().invoke({})
+        with pytest.raises(ResumeError, match="is waiting for input at node 'ask' .'Favourite colour.'.; pass answer="):
+            ask_graph().resume(result.thread)
+
+    def test_resume_checks_options(self):
+        result = ask_graph(options=["a", "b"]).invoke({})
+        with pytest.raises(ResumeError, match="'c' is not one of the options"):
+            ask_graph(options=["a", "b"]).resume(result.thread, "c")
+
+    def test_resume_unknown_thread(self):
+        with pytest.raises(ResumeError, match="no checkpoint for thread 'nope'"):
+            ask_graph().resume("nope", "x")
+
+    def test_finished_runs_cannot_be_resumed(self):
+        cp = MemoryCheckpointer()
+        result = ask_graph().invoke({}, checkpointer=cp)
+        ask_graph().resume(result.thread, "x", checkpointer=cp)
+        with pytest.raises(ResumeError, match="already finished .done.; fork it"):
+            ask_graph().resume(result.thread, "y", checkpointer=cp)
+
+
+class TestApproval:
+    async def test_live_approve(self):
+        run = approval_graph().start({}, display=False)
+        pause = await run.next_pause(timeout=5)
+        assert pause.kind == "approval" and pause.node == "draft"
+        assert run.state["text"] == "draft v1"  # the node already ran
+        run.approve()
+        result = await run
+        assert result.outcome == "done" and result.state["published"] == "draft v1"
+
+    async def test_live_approve_with_an_edit(self):
+        run = approval_graph().start({}, display=False)
+        await run.next_pause(timeout=5)
+        run.approve(update={"text": "draft v2 (edited)"})
+        result = await run
+        assert result.state["published"] == "draft v2 (edited)"
+        assert result.history[0].edit == {"text": "draft v2 (edited)"}
+        assert result.state_at(1)["text"] == "draft v2 (edited)"
+
+    async def test_bad_edit_is_rejected_and_the_pause_stays_open(self):
+        from typing import Annotated
+
+        import pydantic
+
+        from nbgraph import InvalidUpdate
+
+        class S(pydantic.BaseModel):
+            text: str = ""
+            n: int = 0
+            published: str = ""
+
+        g = Graph("typed", state=S)
+        g.add_node("draft", lambda s: {"text": "v1"}, approval=True)
+        g.add_edge(START, "draft")
+        g.add_edge("draft", END)
+        run = g.start({}, display=False)
+        await run.next_pause(timeout=5)
+        with pytest.raises(InvalidUpdate, match="field 'n'"):
+            run.approve(update={"n": "not a number"})
+        assert len(run.pending) == 1
+        run.approve(update={"n": 3})
+        assert (await run).state.n == 3
+
+    async def test_live_deny_ends_denied(self):
+        run = approval_graph().start({}, display=False)
+        await run.next_pause(timeout=5)
+        run.deny()
+        result = await run
+        assert result.outcome == "denied"
+        assert result.reason == "approval of 'draft' was denied"
+        assert "published" not in result.state
+
+    async def test_deny_goes_to_on_deny(self):
+        run = approval_graph(on_deny="rewrite").start({}, display=False)
+        await run.next_pause(timeout=5)
+        run.deny()
+        result = await run
+        assert result.outcome == "done" and result.path == ["draft", "rewrite"]
+        assert result.history[0].edge.target == "rewrite"
+
+    def test_durable_approve_with_edit(self):
+        result = approval_graph().invoke({})
+        assert result.outcome == "interrupted" and result.pending.kind == "approval"
+        assert result.state["text"] == "draft v1"
+        done = approval_graph().resume(result.thread, {"approved": True, "update": {"text": "fixed"}})
+        assert done.outcome == "done" and done.state["published"] == "fixed"
+        assert done.path == ["draft", "publish"]
+
+    def test_durable_deny(self):
+        result = approval_graph().invoke({})
+        assert approval_graph().resume(result.thread, False).outcome == "denied"
+
+    def test_approval_answer_must_be_a_verdict(self):
+        result = approval_graph().invoke({})
+        with pytest.raises(ResumeError, match="an approval answer must be True, False or"):
+            approval_graph().resume(result.thread, "sure")
