@@ -731,9 +731,16 @@ class Run:
             self._history.append(record)
             node_name = edge.target
             if store is not None:
-                self._checkpoint(
-                    Checkpoint(thread, compiled.name, step, values, node_name, answers=self._answers_copy(), record=record)
-                )
+                try:
+                    self._checkpoint(
+                        Checkpoint(thread, compiled.name, step, values, node_name, answers=self._answers_copy(), record=record)
+                    )
+                except Exception as exc:
+                    self._step, self._values = step - 1, before
+                    self._visits[spec.name] = visit - 1
+                    self._history.pop()
+                    self._record_error(spec.name, visit, step, started, t0, exc, ctx)
+                    return self._failure(spec.name, _unsaveable(values, spec.name, exc), step)
             if listening:
                 self._emit_step_end(record)
         self._next = END
@@ -1078,6 +1085,24 @@ def _route_event(thread: str, step: int, edge: FiredEdge) -> Route:
         thread=thread, step=step, source=edge.source, target=edge.target,
         label=edge.label, unconditional=edge.unconditional,
     )
+
+
+def _unsaveable(values: Mapping[str, Any], node: str, exc: Exception) -> InvalidUpdate:
+    """Name the state field that could not be written to the checkpoint."""
+    import pydantic_core
+
+    for field, value in values.items():
+        try:
+            pydantic_core.to_json(value)
+        except Exception as field_exc:
+            return InvalidUpdate(
+                f"the state after node {node!r} cannot be checkpointed: field {field!r} holds "
+                f"{type(value).__name__}, which is not JSON-serializable ({field_exc}); store plain "
+                "data or pydantic models in the state",
+                node=node,
+                field=field,
+            )
+    return InvalidUpdate(f"the checkpoint after node {node!r} could not be saved: {exc}", node=node)
 
 
 def _jsonable(value: Any) -> Any:

@@ -1,0 +1,263 @@
+"""Checkpointers, resume after failure, cancel, fork, and a resume in another process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from typing import Annotated
+
+import pydantic
+import pytest
+
+from nbgraph import (
+    END,
+    START,
+    Graph,
+    MemoryCheckpointer,
+    SQLiteCheckpointer,
+    ThreadBusy,
+    append,
+    default_checkpointer,
+)
+
+
+class Note(pydantic.BaseModel):
+    id: str
+    text: str
+
+
+class State(pydantic.BaseModel):
+    n: int = 0
+    notes: Annotated[list[Note], append] = []
+
+
+def flaky_graph(fixed: bool) -> Graph:
+    def step_a(state):
+        return {"n": state.n + 1, "notes": [Note(id="a", text="from a")]}
+
+    def step_b(state):
+        if not fixed:
+            raise ConnectionError("service down")
+        return {"n": state.n + 10, "notes": [Note(id="b", text="from b")]}
+
+    g = Graph("flaky", state=State)
+    g.add_node("a", step_a)
+    g.add_node("b", step_b)
+    g.add_edge(START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", END)
+    return g
+
+
+@pytest.fixture(params=["memory", "sqlite", "none"])
+def store(request, tmp_path):
+    if request.param == "memory":
+        return MemoryCheckpointer()
+    if request.param == "sqlite":
+        return SQLiteCheckpointer(tmp_path / "runs.db")
+    return None
+
+
+class TestResumeAfterFailure:
+    def test_failed_node_keeps_the_checkpoint_and_resumes(self, store):
+        result = flaky_graph(fixed=False).invoke({}, checkpointer=store)
+        assert result.outcome == "failed"
+        assert result.reason == "node 'b' failed at step 2: ConnectionError: service down"
+        assert result.state.n == 1
+        kept = (store or default_checkpointer()).get(result.thread)
+        assert kept.step == 1 and kept.status == "failed" and kept.next == "b"
+        # The node is redefined (a fixed graph), then the run is retried from where it failed.
+        done = flaky_graph(fixed=True).resume(result.thread, checkpointer=store)
+        assert done.outcome == "done"
+        assert done.state.n == 11
+        assert [note.id for note in done.state.notes] == ["a", "b"]
+        assert done.path == ["a", "b"]
+
+    def test_state_at_reads_checkpoints(self, store):
+        result = flaky_graph(fixed=True).invoke({}, checkpointer=store)
+        assert result.state_at(0).n == 0
+        assert result.state_at(1).n == 1
+        assert result.state_at(2).n == 11
+        with pytest.raises(ValueError, match="step must be between 0 and 2"):
+            result.state_at(3)
+
+
+class TestSQLite:
+    def test_one_json_row_per_step(self, tmp_path):
+        path = tmp_path / "runs.db"
+        result = flaky_graph(fixed=True).invoke({}, checkpointer=SQLiteCheckpointer(path))
+        rows = sqlite3.connect(path).execute(
+            "SELECT step, data FROM nbgraph_checkpoints WHERE thread = ? ORDER BY step", (result.thread,)
+        ).fetchall()
+        assert [step for step, _ in rows] == [0, 1, 2]
+        last = json.loads(rows[-1][1])
+        assert last["state"] == {"n": 11, "notes": [{"id": "a", "text": "from a"}, {"id": "b", "text": "from b"}]}
+        assert last["status"] == "done"
+        assert last["record"]["node"] == "b" and last["record"]["edge"]["target"] == END
+
+    def test_types_come_back_from_json(self, tmp_path):
+        store = SQLiteCheckpointer(tmp_path / "runs.db")
+        result = flaky_graph(fixed=False).invoke({}, checkpointer=store)
+        done = flaky_graph(fixed=True).resume(result.thread, checkpointer=store)
+        assert all(isinstance(note, Note) for note in done.state.notes)
+
+    def test_unserializable_state_is_an_error_not_pickle(self, tmp_path):
+        g = Graph("odd")
+        g.add_node("a", lambda s: {"thing": object()})
+        g.add_edge(START, "a")
+        g.add_edge("a", END)
+        result = g.invoke({}, checkpointer=SQLiteCheckpointer(tmp_path / "runs.db"))
+        assert result.outcome == "failed"
+        assert "field 'thing' holds object, which is not JSON-serializable" in result.reason
+        assert result.state == {}
+
+    def test_lock_is_one_writer_per_thread(self, tmp_path):
+        first = SQLiteCheckpointer(tmp_path / "runs.db")
+        second = SQLiteCheckpointer(tmp_path / "runs.db")
+        with first.lock("t1"):
+            with pytest.raises(ThreadBusy, match="thread 't1' is being run by another run or process"):
+                with second.lock("t1"):
+                    pass
+            with second.lock("t2"):
+                pass
+        with second.lock("t1"):
+            pass
+
+    def test_resume_in_another_process(self, tmp_path):
+        db = tmp_path / "runs.db"
+        module = tmp_path / "approval_flow.py"
+        module.write_text(
+            textwrap.dedent(
+                """
+                import sys
+                from nbgraph import END, START, Graph, SQLiteCheckpointer
+
+                async def ask(state, ctx):
+                    return {"city": await ctx.request_input("Which city?")}
+
+                g = Graph("trip")
+                g.add_node("ask", ask)
+                g.add_node("book", lambda s: {"booked": f"hotel in {s.city}"})
+                g.add_edge(START, "ask")
+                g.add_edge("ask", "book")
+                g.add_edge("book", END)
+                store = SQLiteCheckpointer(sys.argv[1])
+
+                if sys.argv[2] == "start":
+                    result = g.invoke({}, checkpointer=store)
+                else:
+                    result = g.resume(sys.argv[3], sys.argv[4], checkpointer=store)
+                print(result.outcome, result.thread, result.state.get("booked", "-"))
+                """
+            )
+        )
+
+        def run(*args: str) -> list[str]:
+            done = subprocess.run(
+                [sys.executable, str(module), str(db), *args], capture_output=True, text=True, timeout=60, check=True
+            )
+            return done.stdout.split(maxsplit=2)
+
+        outcome, thread, _ = run("start")
+        assert outcome == "interrupted"
+        outcome, resumed_thread, booked = run("resume", thread, "Lisbon")
+        assert (outcome, resumed_thread, booked.strip()) == ("done", thread, "hotel in Lisbon")
+
+
+class TestCancel:
+    async def test_cancel_leaves_a_consistent_checkpoint(self):
+        store = MemoryCheckpointer()
+        entered = asyncio.Event()
+        never = asyncio.Event()
+
+        async def hang(state):
+            entered.set()
+            await never.wait()
+            return {"n": 999}
+
+        g = Graph("hang", state=State)
+        g.add_node("a", lambda s: {"n": 1})
+        g.add_node("hang", hang)
+        g.add_edge(START, "a")
+        g.add_edge("a", "hang")
+        g.add_edge("hang", END)
+        run = g.start({}, checkpointer=store, display=False)
+        await entered.wait()
+        run.cancel()
+        result = await run
+        assert result.outcome == "aborted"
+        assert result.reason == "cancelled during node 'hang' at step 2"
+        saved = store.get(run.thread)
+        assert (saved.step, saved.status, saved.next, saved.state["n"]) == (1, "aborted", "hang", 1)
+
+        g.add_node("hang", lambda s: {"n": s.n + 1}, replace=True)
+        done = g.resume(run.thread, checkpointer=store)
+        assert done.outcome == "done" and done.state.n == 2
+
+    async def test_same_thread_cannot_run_twice_at_once(self):
+        store = MemoryCheckpointer()
+        gate = asyncio.Event()
+
+        async def wait(state):
+            await gate.wait()
+
+        g = Graph("busy")
+        g.add_node("wait", wait)
+        g.add_edge(START, "wait")
+        g.add_edge("wait", END)
+        first = g.start({}, thread="shared", checkpointer=store, display=False)
+        with pytest.raises(ThreadBusy, match="thread 'shared' is already being run"):
+            g.start({}, thread="shared", checkpointer=store, display=False)
+        gate.set()
+        assert (await first).outcome == "done"
+        again = g.start({}, thread="shared", checkpointer=store, display=False)
+        assert (await again).outcome == "done"
+
+
+class TestFork:
+    def graph(self, threshold: int) -> Graph:
+        g = Graph("fork", state=State)
+        g.add_node("inc", lambda s: {"n": s.n + 1})
+        g.add_node("big", lambda s: {"notes": [Note(id="big", text="big")]})
+        g.add_node("small", lambda s: {"notes": [Note(id="small", text="small")]})
+        g.add_edge(START, "inc")
+        g.add_edge("inc", "big", when=lambda s: s.n > threshold, label=f"n > {threshold}")
+        g.add_edge("inc", "small")
+        g.add_edge("big", END)
+        g.add_edge("small", END)
+        return g
+
+    def test_fork_with_changed_routing_takes_the_new_path(self):
+        store = MemoryCheckpointer()
+        first = self.graph(threshold=5).invoke({}, checkpointer=store)
+        assert first.path == ["inc", "small"]
+        forked = self.graph(threshold=0).fork(first, step=1, checkpointer=store)
+        assert forked.thread != first.thread
+        assert forked.path == ["inc", "big"]
+        assert [n.id for n in forked.state.notes] == ["big"]
+        # The original thread is untouched.
+        assert store.get(first.thread).state["notes"][0].id == "small"
+
+    def test_fork_with_an_update(self):
+        store = MemoryCheckpointer()
+        first = self.graph(threshold=5).invoke({}, checkpointer=store)
+        forked = self.graph(threshold=5).fork(first.thread, step=1, update={"n": 50}, checkpointer=store)
+        assert forked.path == ["inc", "big"] and forked.state.n == 50
+
+    def test_fork_of_a_missing_step(self):
+        store = MemoryCheckpointer()
+        first = self.graph(threshold=5).invoke({}, checkpointer=store)
+        from nbgraph import ResumeError
+
+        with pytest.raises(ResumeError, match="has no checkpoint for step 9"):
+            self.graph(5).fork(first, step=9, checkpointer=store)
+
+    async def test_started_runs_are_forkable_by_default(self):
+        run = self.graph(threshold=5).start({}, display=False)
+        await run
+        forked = self.graph(threshold=0).fork(run, step=1)
+        assert forked.path == ["inc", "big"]
