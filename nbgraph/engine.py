@@ -13,10 +13,10 @@ are built only when someone listens; checkpoints only when a checkpointer is set
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 import traceback
-import uuid
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -195,7 +195,7 @@ class Context:
         if slot in run._answers:
             return run._answers[slot]
         pause = Pause(
-            id=uuid.uuid4().hex,
+            id=_new_id(),
             kind="input",
             node=self.node,
             step=self.step,
@@ -288,7 +288,7 @@ class Run:
     ) -> None:
         self._graph = graph
         self._compiled: Compiled = graph.compile()
-        self.thread = thread or uuid.uuid4().hex
+        self.thread = thread or _new_id()
         store = checkpointer if checkpointer is not None else graph.checkpointer
         if store is None and live:
             store = _DEFAULT_MEMORY
@@ -751,7 +751,7 @@ class Run:
 
     async def _approval(self, spec: NodeSpec, record: Step) -> _Outcome | tuple[Step, str | None]:
         pause = Pause(
-            id=uuid.uuid4().hex,
+            id=_new_id(),
             kind="approval",
             node=spec.name,
             step=record.step,
@@ -1040,6 +1040,11 @@ class Run:
 _EMPTY: Mapping[str, Any] = {}
 
 
+def _new_id() -> str:
+    # As unique as uuid4().hex, at a fraction of the cost (it runs once per invoke).
+    return os.urandom(16).hex()
+
+
 def _settle(future: asyncio.Future[Any], value: Any) -> None:
     if not future.done():
         future.set_result(value)
@@ -1145,7 +1150,7 @@ def _store_for(graph: Graph, checkpointer: Checkpointer | None) -> Checkpointer:
 def _run_sync(make_run: Callable[[], Run]) -> RunResult:
     run = make_run()
     coro = run.execute()
-    if not any(spec.is_async for spec in run._compiled.nodes.values()):
+    if run._compiled.all_sync:
         # No node can suspend, so the coroutine finishes on its first send: no loop needed.
         try:
             coro.send(None)
@@ -1233,7 +1238,7 @@ def fork(
     checkpoints = [c for c in store.list(thread) if c.step <= step]
     if not checkpoints or checkpoints[-1].step != step:
         raise ResumeError(f"thread {thread!r} has no checkpoint for step {step} in {store!r}")
-    new_thread = options.pop("thread", None) or uuid.uuid4().hex
+    new_thread = options.pop("thread", None) or _new_id()
     compiled = graph.compile()
     schema = compiled.schema
     for checkpoint in checkpoints[:-1]:

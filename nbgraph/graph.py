@@ -150,6 +150,8 @@ class Compiled:
     max_same_node: int
     wants_ctx: frozenset[str]
     """Nodes whose function, conditions or router take a ``ctx``."""
+    all_sync: bool
+    """No node is async: a run can be driven without an event loop."""
 
     def next_edge(self, source: str, view: Any, ctx: Any = None) -> FiredEdge:
         """The edge routing takes out of ``source`` (the engine's per-step call)."""
@@ -521,6 +523,7 @@ class Graph:
             on_max_steps=self.on_max_steps,
             max_same_node=self.max_same_node,
             wants_ctx=wants_ctx,
+            all_sync=not any(spec.is_async for spec in nodes.values()),
         )
         return self._compiled
 

@@ -286,7 +286,12 @@ class Schema:
     def output(self, values: Mapping[str, Any]) -> Any:
         """The state as users get it back: a validated model instance, or a plain dict."""
         if self.model is None:
-            return {k: list(v) if k in self.reducers and isinstance(v, tuple) else v for k, v in values.items()}
+            result = dict(values)
+            for name in self.reducers:
+                value = result.get(name)
+                if isinstance(value, tuple):
+                    result[name] = list(value)
+            return result
         return self.model.model_validate(
             {k: list(v) if isinstance(v, tuple) and k in self.reducers else v for k, v in values.items()}
         )
