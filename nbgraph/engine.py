@@ -374,6 +374,8 @@ class Run:
         self._answers = dict(last.answers)
         self._last_cp = last
         for checkpoint in self.checkpointer.list(self.thread):
+            if checkpoint.step == 0 and checkpoint.next is not None:
+                self._start_edge = self._compiled.start_edge(checkpoint.next)
             record = checkpoint.record
             if record is None or checkpoint.step > last.step:
                 continue

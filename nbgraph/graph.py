@@ -178,6 +178,13 @@ class Compiled:
                 return RouteDecision(source, edge.target, edge.label, edge.when is None, tuple(checks))
         raise _no_match(source, edges)
 
+    def start_edge(self, target: str) -> FiredEdge:
+        """The edge from START to ``target`` as declared (for traces of resumed runs)."""
+        for edge in self.edges.get(START, ()):
+            if edge.target == target:
+                return edge.fired
+        return FiredEdge(START, target)
+
     def _routed(self, source: str, view: Any, ctx: Any) -> FiredEdge:
         router, takes_ctx, valid, fired = self.routers[source]
         try:

@@ -334,6 +334,23 @@ class TestFailures:
         assert result.state == {"x": 1}
         assert result.history[-1].error == "ValueError: bad input"
 
+    def test_keyboard_interrupt_aborts_and_keeps_the_state(self):
+        def interrupted(state):
+            raise KeyboardInterrupt
+
+        g = Graph("ctrl-c")
+        g.add_node("a", lambda s: {"x": 1})
+        g.add_node("b", interrupted)
+        g.add_edge(START, "a")
+        g.add_edge("a", "b")
+        g.add_edge("b", END)
+        result = g.invoke({})
+        assert result.outcome == "aborted"
+        assert result.reason == "interrupted (KeyboardInterrupt) during node 'b' at step 2"
+        assert result.state == {"x": 1}
+        g.add_node("b", lambda s: {"y": 2}, replace=True)
+        assert g.resume(result.thread).state == {"x": 1, "y": 2}
+
     def test_run_failed_gives_its_reason(self):
         def stuck(state):
             raise RunFailed("stuck: the same tool call failed twice")

@@ -152,6 +152,8 @@ class TestDurableInput:
         assert "answer with g.resume(" in result.reason and "run = g.start(...)" in result.reason
         done = ask_graph(calls).resume(result.thread, "ochre")
         assert done.outcome == "done" and done.state["painted"] == "ochre wall"
+        types = [e.type for e in done.events()]
+        assert types[:3] == ["run-start", "route", "node-enter"] and types[-1] == "done"
         # The interrupted node ran again from its start, and got the stored answer.
         assert calls == ["ask", "ask"]
         assert done.path == ["ask", "paint"]
