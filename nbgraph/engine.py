@@ -707,15 +707,17 @@ class Run:
             self._visits[node_name] = visit
             self._step = step
             self._values = values
-            record = None
+            record = denied_to = None
             if spec.approval:
                 record = _new_step(step, node_name, visit, started, duration, update, None, ctx)
-                approval = await self._approval(spec, record)
+                approval = await self._approval(spec, record, target)
                 if isinstance(approval, _Outcome):
                     return approval
-                record, target = approval
+                record, denied_to = approval
                 values = self._values
-            if target is None:
+            if denied_to is not None:
+                edge = FiredEdge(node_name, denied_to, "denied", False)
+            elif target is None:
                 try:
                     edge = next_edge(node_name, schema.view(values), ctx)
                 except NbgraphError as exc:
@@ -751,7 +753,8 @@ class Run:
     def _answers_copy(self) -> Mapping[str, Any]:
         return dict(self._answers) if self._answers else _EMPTY
 
-    async def _approval(self, spec: NodeSpec, record: Step) -> _Outcome | tuple[Step, str | None]:
+    async def _approval(self, spec: NodeSpec, record: Step, target: str | None) -> _Outcome | tuple[Step, str | None]:
+        """Wait for a verdict on a finished step; returns the step and the on_deny target, if taken."""
         pause = Pause(
             id=_new_id(),
             kind="approval",
@@ -761,7 +764,8 @@ class Run:
         )
         if not self._live:
             self._history.append(record)
-            return self._interrupt(pause, None, record=record)
+            # `next` keeps a Goto/End target the node returned, for when the run resumes.
+            return self._interrupt(pause, target, record=record)
         events: list[Any] = []
         verdict = await self._wait_for_person(pause, None, events)
         answer_record = replace(record, approval_events=tuple(events))
@@ -792,11 +796,13 @@ class Run:
         settled = self._apply_verdict(spec, record, verdict)
         if isinstance(settled, _Outcome):
             return settled
-        record, target = settled
-        if target is None:
-            edge = self._compiled.next_edge(record.node, self._compiled.schema.view(self._values), None)
+        record, denied_to = settled
+        if denied_to is not None:
+            edge = FiredEdge(record.node, denied_to, "denied", False)
+        elif last.next is not None:
+            edge = FiredEdge(record.node, last.next, "end" if last.next == END else "goto", False)
         else:
-            edge = FiredEdge(record.node, target, "denied", False)
+            edge = self._compiled.next_edge(record.node, self._compiled.schema.view(self._values), None)
         record = replace(record, edge=edge)
         self._history.append(record)
         self._next = edge.target

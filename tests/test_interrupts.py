@@ -250,7 +250,13 @@ class TestApproval:
         run.deny()
         result = await run
         assert result.outcome == "done" and result.path == ["draft", "rewrite"]
-        assert result.history[0].edge.target == "rewrite"
+        edge = result.history[0].edge
+        assert (edge.target, edge.label) == ("rewrite", "denied")
+
+    def test_durable_deny_goes_to_on_deny(self):
+        paused = approval_graph(on_deny="rewrite").invoke({})
+        result = approval_graph(on_deny="rewrite").resume(paused.thread, False)
+        assert result.path == ["draft", "rewrite"] and result.state["rewritten"] is True
 
     def test_durable_approve_with_edit(self):
         result = approval_graph().invoke({})
@@ -259,6 +265,33 @@ class TestApproval:
         done = approval_graph().resume(result.thread, {"approved": True, "update": {"text": "fixed"}})
         assert done.outcome == "done" and done.state["published"] == "fixed"
         assert done.path == ["draft", "publish"]
+
+    @pytest.mark.parametrize("live", [True, False])
+    async def test_goto_from_an_approved_node_is_kept(self, live):
+        from nbgraph import Goto
+
+        g = Graph("goto-review")
+        g.add_node("draft", lambda s: Goto("shortcut", update={"text": "v1"}), approval=True)
+        g.add_node("publish", lambda s: {"published": True})
+        g.add_node("shortcut", lambda s: {"shortcut": True})
+        g.add_edge(START, "draft")
+        g.add_edge("draft", "publish")
+        g.add_edge("publish", END)
+        g.add_edge("shortcut", END)
+        from nbgraph import GraphWarning
+
+        with pytest.warns(GraphWarning, match="'shortcut' cannot be reached"):
+            g.compile()  # only a Goto leads there
+        if live:
+            run = g.start({}, display=False)
+            await run.next_pause(timeout=5)
+            run.approve()
+            result = await run
+        else:
+            paused = g.invoke({})
+            result = g.resume(paused.thread, True)
+        assert result.path == ["draft", "shortcut"]
+        assert result.history[0].edge.label == "goto"
 
     def test_durable_deny(self):
         result = approval_graph().invoke({})
