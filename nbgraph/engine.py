@@ -979,7 +979,7 @@ class Run:
         self._last_cp = final.with_status(
             status,  # type: ignore[arg-type]
             reason=end.reason,
-            next=self._next if end.pending is None or end.pending.kind == "input" else None,
+            next=self._next,
             pending=end.pending,
             answers=self._answers_copy(),
         )
