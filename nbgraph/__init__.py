@@ -6,7 +6,7 @@ library; ``%load_ext nbgraph`` and :mod:`nbgraph.widget` add the notebook layer.
 
 from __future__ import annotations
 
-from .checkpoint import Checkpoint, Checkpointer, MemoryCheckpointer, SQLiteCheckpointer
+from .checkpoint import Checkpoint, Checkpointer, MemoryCheckpointer, RedisCheckpointer, SQLiteCheckpointer
 from .engine import Budget, Context, Outcome, Run, RunResult, default_checkpointer
 from .errors import (
     GraphValidationError,
@@ -54,6 +54,7 @@ __all__ = [
     "Pause",
     "Reducer",
     "ResumeError",
+    "RedisCheckpointer",
     "RouteDecision",
     "RoutingError",
     "Run",

@@ -2,6 +2,7 @@
 
 from .base import Checkpoint, Checkpointer, Status
 from .memory import MemoryCheckpointer
+from .redis import RedisCheckpointer
 from .sqlite import SQLiteCheckpointer
 
-__all__ = ["Checkpoint", "Checkpointer", "MemoryCheckpointer", "SQLiteCheckpointer", "Status"]
+__all__ = ["Checkpoint", "Checkpointer", "MemoryCheckpointer", "RedisCheckpointer", "SQLiteCheckpointer", "Status"]
