@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from .graph import Graph
     from .history import Step
 
-__all__ = ["DAG_SCHEMA_VERSION", "to_dag", "to_mermaid"]
+__all__ = ["DAG_SCHEMA_VERSION", "history_table", "to_dag", "to_mermaid"]
 
 DAG_SCHEMA_VERSION = "1.0"
 
@@ -101,3 +101,18 @@ def to_mermaid(graph: Graph, history: Sequence[Step] | None = None) -> str:
         if router.targets is None:
             lines.append(f'    %% {name} routes with {router.label} to any node')
     return "\n".join(lines) + "\n"
+
+
+def history_table(history: Sequence[Step]) -> str:
+    """A run's steps as a plain-text table: step, node, visit, time, edge taken, tokens, error."""
+    rows = [("step", "node", "visit", "ms", "edge", "tokens", "error")]
+    for step in history:
+        edge = ""
+        if step.edge is not None:
+            target = "END" if step.edge.target == END else step.edge.target
+            edge = f"-> {target}" + (f" [{step.edge.label}]" if step.edge.label else "")
+        rows.append(
+            (str(step.step), step.node, str(step.visit), f"{step.duration * 1000:.1f}", edge, str(step.tokens or ""), step.error or "")
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows) + "\n"

@@ -1,0 +1,339 @@
+"""IPython magics: ``%%graph``, ``%%node`` and ``%graph``, thin sugar over the Python API.
+
+Every magic has a Python equivalent:
+
+==========================================  ===============================================
+magic                                       Python
+==========================================  ===============================================
+``%%graph NAME`` cell                       ``NAME = nbgraph.dsl.parse(cell, globals(), "NAME")``
+``%%node NAME`` cell                        a ``def NAME(state, ctx): ...`` (or ``llm_node(...)``)
+``%graph run NAME [INPUT] [--thread T]``    ``run = NAME.start(INPUT)`` (``NAME.invoke`` outside Jupyter)
+``%graph show NAME``                        ``display(NAME)``
+``%graph route NAME FROM [STATE]``          ``print(NAME.route(STATE, FROM).explain())``
+``%graph history RUN``                      ``print(nbgraph.export.history_table(RUN.history))``
+``%graph export NAME --format F``           ``NAME.to_mermaid()`` / ``NAME.to_dag()`` / ``RUN.to_ndjson()``
+``%graph list``                             the ``Graph`` objects in your namespace
+==========================================  ===============================================
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import warnings
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display, update_display
+
+from ._display import in_kernel
+from .checkpoint import MemoryCheckpointer, SQLiteCheckpointer
+from .dsl import GraphSyntaxError, NodeDefinition, compile_node_body, parse
+from .engine import Run, RunResult
+from .export import history_table
+from .graph import Graph
+
+__all__ = ["GraphMagics", "load_ipython_extension"]
+
+
+@magic_arguments()
+@argument("name", help="the graph's name; the Graph is bound to this variable")
+@argument("--state", help="a pydantic model class in your namespace (default: dict state)")
+@argument("--max-steps", type=int, default=50, help="most node executions per run (default 50)")
+@argument("--on-max-steps", choices=("return_last", "raise", "flag"), default="return_last")
+@argument("--max-same-node", type=int, default=40, help="most consecutive runs of one node (default 40)")
+@argument("--model", help="an expression for the default model of LLM nodes")
+@argument(
+    "--checkpointer",
+    help="memory, sqlite:PATH, redis://HOST:PORT/DB, or an expression naming a checkpointer",
+)
+def _graph_cell_args() -> None:
+    """``%%graph NAME [options]``: define a graph from edge lines."""
+
+
+@magic_arguments()
+@argument("name", help="the node's name (a function of that name is also bound)")
+@argument("--graph", help="only for this graph (default: any graph that names the node)")
+@argument("--llm", action="store_true", help="the cell body is the system prompt of an LLM node")
+@argument("--tools", default="", help="comma-separated tool functions for --llm")
+@argument("--approval", action="store_true", help="pause for approval after the node")
+@argument("--no-feedback", action="store_true", help="no revision feedback on revisits")
+def _node_cell_args() -> None:
+    """``%%node NAME [options]``: define a node from a function body or a system prompt."""
+
+
+_GRAPH_DOC = """Define, run and inspect nbgraph graphs.
+
+Cell magic -- define a graph (the edges are the diagram)::
+
+    %%graph NAME [--state MODEL] [--max-steps N] [--on-max-steps return_last|raise|flag]
+                 [--max-same-node N] [--model EXPR] [--checkpointer SPEC]
+    START -> research
+    research -> analyze if state.has_findings   # the condition text is the label
+    research -> summarize                       # fallback: first match wins
+    analyze -> summarize -> END                 # chains
+    review [approval] -> publish | rewrite | END via route_review
+
+Line magic -- subcommands::
+
+    %graph run NAME [INPUT] [--thread T]    start a run (live view in Jupyter)
+    %graph show NAME                        display the graph
+    %graph route NAME FROM [STATE]          which edge fires from FROM, and why
+    %graph history RUN                      the steps of a run (a Run or RunResult variable)
+    %graph export NAME --format mermaid|json|ndjson
+    %graph list                             the graphs in your namespace
+
+Run ``%graph help`` or ``%%graph --help`` for the cell options.
+"""
+
+
+def _wants_help(line: str) -> bool:
+    # magic_arguments parsers have no --help of their own; answer it before parsing.
+    return any(word in ("-h", "--help") for word in line.split())
+
+
+def _split_option(rest: str, option: str) -> tuple[str, str | None]:
+    """Pull ``--option VALUE`` off the end of a line whose start is a Python expression."""
+    match = re.search(rf"(?:^|\s)--{option}(?:\s+|=)(\S+)\s*$", rest)
+    if match is None:
+        return rest, None
+    return rest[: match.start()], match.group(1)
+
+
+@magics_class
+class GraphMagics(Magics):
+    """The ``%%graph``, ``%%node`` and ``%graph`` magics of one IPython shell."""
+
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        # Nodes defined with %%node: {graph name or None for any graph: {node: fn}}.
+        self.nodes: dict[str | None, dict[str, Any]] = {}
+
+    @property
+    def _ns(self) -> dict[str, Any]:
+        return self.shell.user_ns
+
+    # -- %%graph / %graph -------------------------------------------------------------
+
+    @line_cell_magic
+    def graph(self, line: str, cell: str | None = None) -> Any:
+        if cell is None:
+            return self._line(line)
+        return self._define(line, cell)
+
+    graph.__doc__ = _GRAPH_DOC
+
+    def _define(self, line: str, cell: str) -> None:
+        if _wants_help(line):
+            print(_graph_cell_args.parser.format_help())
+            return
+        args = parse_argstring(_graph_cell_args, line)
+        if not args.name.isidentifier():
+            raise UsageError(f"%%graph NAME: {args.name!r} is not a valid Python name")
+        options: dict[str, Any] = {
+            "max_steps": args.max_steps,
+            "on_max_steps": args.on_max_steps,
+            "max_same_node": args.max_same_node,
+        }
+        if args.state:
+            options["state"] = self._lookup(args.state, "--state")
+        if args.model:
+            options["model"] = self._eval(args.model, "--model")
+        if args.checkpointer:
+            options["checkpointer"] = self._checkpointer(args.checkpointer)
+        nodes = {**self.nodes.get(None, {}), **self.nodes.get(args.name, {})}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            graph = parse(cell, self._ns, args.name, nodes=nodes, first_line=2, **options)
+        for warning in caught:
+            print(f"warning: {warning.message}", file=sys.stderr)
+        # A Run already going keeps its own compiled copy of the previous definition.
+        self._ns[args.name] = graph
+        display_id = f"nbgraph-graph-{args.name}"
+        if in_kernel():
+            update_display(graph, display_id=display_id)
+            display(graph, display_id=display_id)
+        else:
+            display(graph)
+
+    def _line(self, line: str) -> Any:
+        command, _, rest = line.strip().partition(" ")
+        rest = rest.strip()
+        handler = {
+            "run": self._run,
+            "show": self._show,
+            "route": self._route,
+            "history": self._history,
+            "export": self._export,
+            "list": self._list,
+        }.get(command)
+        if command in ("", "help", "-h", "--help"):
+            print(_GRAPH_DOC)
+            print(_graph_cell_args.parser.format_help())
+            return None
+        if handler is None:
+            raise UsageError(
+                f"%graph: unknown subcommand {command!r}; use run, show, route, history, export or list"
+            )
+        return handler(rest)
+
+    def _run(self, rest: str) -> None:
+        rest, thread = _split_option(rest, "thread")
+        name, _, expr = rest.strip().partition(" ")
+        if not name:
+            raise UsageError("usage: %graph run NAME [INPUT] [--thread T]")
+        graph = self._graph(name)
+        data = self._eval(expr, "INPUT") if expr.strip() else {}
+        if in_kernel():
+            run = graph.start(data, thread=thread)
+            self._ns["_run"] = run
+            print(f"run {run.thread} started; it is bound to _run — `await _run` gives the result")
+        else:
+            result = graph.invoke(data, thread=thread)
+            self._ns["_result"] = result
+            print(f"{result.outcome}: {' -> '.join(result.path) or '(no steps)'}")
+            if result.reason:
+                print(result.reason)
+
+    def _show(self, rest: str) -> None:
+        display(self._graph(rest.strip()), display_id=f"nbgraph-graph-{rest.strip()}" if in_kernel() else None)
+
+    def _route(self, rest: str) -> None:
+        name, _, rest = rest.strip().partition(" ")
+        source, _, expr = rest.strip().partition(" ")
+        if not name or not source:
+            raise UsageError("usage: %graph route NAME FROM [STATE]")
+        graph = self._graph(name)
+        state = self._eval(expr, "STATE") if expr.strip() else {}
+        decision = graph.route(state, "__start__" if source == "START" else source)
+        print(decision.explain())
+
+    def _history(self, rest: str) -> None:
+        target = self._eval(rest.strip(), "RUN") if rest.strip() else None
+        if not isinstance(target, (Run, RunResult)):
+            raise UsageError("usage: %graph history RUN, where RUN is a Run or RunResult (e.g. _run)")
+        print(history_table(target.history), end="")
+
+    def _export(self, rest: str) -> None:
+        rest, fmt = _split_option(rest, "format")
+        name = rest.strip()
+        fmt = fmt or "mermaid"
+        target = self._eval(name, "NAME") if name else None
+        if fmt == "ndjson":
+            if isinstance(target, Run):
+                target = target.result()
+            if not isinstance(target, RunResult):
+                raise UsageError("%graph export RUN --format ndjson needs a finished run or its result")
+            print(target.to_ndjson(), end="")
+        elif fmt == "json":
+            if not isinstance(target, (Graph, Run, RunResult)):
+                raise UsageError(f"%graph export: {name!r} is not a Graph, Run or RunResult")
+            print(json.dumps(target.to_dag(), indent=2))
+        elif fmt == "mermaid":
+            if not isinstance(target, Graph):
+                raise UsageError(f"%graph export: {name!r} is not a Graph")
+            print(target.to_mermaid(), end="")
+        else:
+            raise UsageError(f"%graph export: unknown format {fmt!r}; use mermaid, json or ndjson")
+
+    def _list(self, rest: str) -> None:
+        graphs = [(k, v) for k, v in self._ns.items() if isinstance(v, Graph) and not k.startswith("_")]
+        if not graphs:
+            print("no graphs defined yet; write a %%graph NAME cell")
+        for key, graph in graphs:
+            print(f"{key}: {len(graph.nodes)} nodes, {len(graph.edges) + len(graph.routers)} edges/routers")
+
+    # -- %%node -----------------------------------------------------------------------
+
+    @cell_magic
+    def node(self, line: str, cell: str) -> None:
+        """Define a node: the body is a function body (``state``, ``ctx`` in scope, ``await``
+        allowed, ``return`` the update) or, with ``--llm``, the node's system prompt.
+
+        Python equivalent: ``def NAME(state, ctx): ...`` then ``g.add_node("NAME", NAME)``.
+        """
+        if _wants_help(line):
+            print(_node_cell_args.parser.format_help())
+            return
+        args = parse_argstring(_node_cell_args, line)
+        name = args.name
+        if not name.isidentifier():
+            raise UsageError(f"%%node NAME: {name!r} is not a valid Python name")
+        if args.llm:
+            fn = self._llm_node(name, cell, args)
+        else:
+            if args.tools:
+                raise UsageError("%%node --tools only applies to --llm nodes")
+            fn = compile_node_body(name, cell, self._ns)
+        options = {"approval": args.approval, "feedback": not args.no_feedback}
+        self.nodes.setdefault(args.graph, {})[name] = NodeDefinition(fn, options)
+        if args.graph is None:
+            # A node for any graph is also a plain function of the notebook; one scoped to
+            # a graph must not shadow a same-named function other graphs use.
+            self._ns[name] = fn
+        # Redefine the node in an existing graph, e.g. to fix it before resuming a failed run.
+        for graph in self._graphs_using(name, args.graph):
+            graph.add_node(name, fn, replace=True, **options)
+
+    def _graphs_using(self, node: str, only: str | None) -> list[Graph]:
+        found = []
+        for key, value in self._ns.items():
+            if isinstance(value, Graph) and node in value.nodes and (only is None or value.name == only):
+                found.append(value)
+        return found
+
+    def _llm_node(self, name: str, prompt: str, args: Any) -> Any:
+        try:
+            from .llm import llm_node
+        except ImportError as exc:
+            raise UsageError(f"%%node --llm needs nbgraph.llm: {exc}") from None
+        tools = [self._lookup(t.strip(), "--tools") for t in args.tools.split(",") if t.strip()]
+        fn = llm_node(system=prompt.strip(), tools=tools, feedback=not args.no_feedback)
+        fn.__name__ = name
+        return fn
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _graph(self, name: str) -> Graph:
+        value = self._ns.get(name)
+        if not isinstance(value, Graph):
+            known = [k for k, v in self._ns.items() if isinstance(v, Graph)]
+            hint = f"; graphs defined: {', '.join(known)}" if known else "; define one with a %%graph cell"
+            raise UsageError(f"{name!r} is not a graph{hint}")
+        return value
+
+    def _lookup(self, name: str, what: str) -> Any:
+        if name not in self._ns:
+            raise UsageError(f"{what}: {name!r} is not defined in the notebook")
+        return self._ns[name]
+
+    def _eval(self, expr: str, what: str) -> Any:
+        try:
+            return eval(expr, self._ns)  # the user's own expression, in their namespace
+        except Exception as exc:
+            raise UsageError(f"{what}: could not evaluate {expr!r}: {type(exc).__name__}: {exc}") from None
+
+    def _checkpointer(self, spec: str) -> Any:
+        if spec == "memory":
+            return MemoryCheckpointer()
+        if spec.startswith("sqlite:"):
+            return SQLiteCheckpointer(spec.removeprefix("sqlite:"))
+        if spec.startswith(("redis://", "rediss://")):
+            from .checkpoint import RedisCheckpointer
+
+            return RedisCheckpointer(spec)
+        return self._eval(spec, "--checkpointer")
+
+
+def _show_graph_syntax_error(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None) -> None:
+    # The parser's own frames would only hide the one line that matters.
+    print(f"{etype.__name__}: {value}", file=sys.stderr)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register the magics: ``%load_ext nbgraph``."""
+    ipython.register_magics(GraphMagics)
+    ipython.set_custom_exc((GraphSyntaxError,), _show_graph_syntax_error)

@@ -1,0 +1,223 @@
+"""The magics, driven through a real IPython InteractiveShell."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from nbgraph import Graph
+from nbgraph.dsl import GraphSyntaxError
+
+
+@pytest.fixture
+def shell():
+    sh = InteractiveShell.instance()
+    sh.run_cell("%load_ext nbgraph", store_history=False)
+    sh.user_ns.clear()
+    sh.run_cell(
+        """
+def research(state):
+    return {"has_findings": state.q == "deep"}
+
+def analyze(state):
+    return {"analyzed": True}
+
+def summarize(state):
+    return {"summary": "done"}
+""",
+        store_history=False,
+    )
+    yield sh
+    sh.user_ns.clear()
+
+
+GRAPH = """START -> research
+research -> analyze if state.has_findings
+research -> summarize
+analyze -> summarize -> END
+"""
+
+
+def run(shell, code: str):
+    result = shell.run_cell(code, store_history=False)
+    return result
+
+
+class TestGraphCell:
+    def test_binds_the_graph(self, shell, capsys):
+        result = shell.run_cell_magic("graph", "research_graph --max-steps 12", GRAPH)
+        assert result is None
+        graph = shell.user_ns["research_graph"]
+        assert isinstance(graph, Graph)
+        assert graph.max_steps == 12 and graph.name == "research_graph"
+        assert graph.invoke({"q": "deep"}).path == ["research", "analyze", "summarize"]
+
+    def test_state_option_resolves_a_model(self, shell):
+        run(shell, "import pydantic\nclass S(pydantic.BaseModel):\n    q: str = ''\n    has_findings: bool = False\n    analyzed: bool = False\n    summary: str = ''")
+        shell.run_cell_magic("graph", "typed --state S --on-max-steps flag", GRAPH)
+        graph = shell.user_ns["typed"]
+        assert graph.state is shell.user_ns["S"] and graph.on_max_steps == "flag"
+        assert graph.invoke({"q": "x"}).state.summary == "done"
+
+    def test_checkpointer_spec(self, shell, tmp_path):
+        path = tmp_path / "runs.db"
+        shell.run_cell_magic("graph", f"durable --checkpointer sqlite:{path}", GRAPH)
+        from nbgraph import SQLiteCheckpointer
+
+        assert isinstance(shell.user_ns["durable"].checkpointer, SQLiteCheckpointer)
+
+    def test_rerunning_with_changed_routing_takes_the_new_path(self, shell):
+        shell.run_cell_magic("graph", "g", GRAPH)
+        first = shell.user_ns["g"]
+        assert first.invoke({"q": "deep"}).path == ["research", "analyze", "summarize"]
+        shell.run_cell_magic("graph", "g", GRAPH.replace("if state.has_findings", "if not state.has_findings"))
+        assert shell.user_ns["g"].invoke({"q": "deep"}).path == ["research", "summarize"]
+        # The old object is untouched: a run holding it keeps its definition.
+        assert first.invoke({"q": "deep"}).path == ["research", "analyze", "summarize"]
+
+    def test_syntax_error_is_shown_without_a_traceback(self, shell, capsys):
+        result = run(shell, "%%graph bad\nSTART -> reserch -> END\n")
+        assert isinstance(result.error_in_exec, GraphSyntaxError)
+        err = capsys.readouterr().err
+        assert err.startswith("GraphSyntaxError: %%graph cell, line 2, column 10: node 'reserch' is not defined")
+        assert "(did you mean 'research'?)" in err
+        assert "    START -> reserch -> END\n             ^" in err
+        assert "Traceback" not in err and "dsl.py" not in err
+
+    def test_bad_header_is_a_usage_error(self, shell, capsys):
+        result = run(shell, "%%graph g --max-steps many\nSTART -> research -> END\n")
+        assert result.error_in_exec is not None
+        assert "invalid int value: 'many'" in capsys.readouterr().err
+
+    def test_help(self, shell, capsys):
+        run(shell, "%%graph --help\nSTART -> research\n")
+        out = capsys.readouterr().out
+        assert "--max-steps" in out and "--checkpointer" in out
+        run(shell, "%graph help")
+        assert "%graph route NAME FROM [STATE]" in capsys.readouterr().out
+
+    def test_unreachable_nodes_are_reported_once(self, shell, capsys):
+        shell.run_cell_magic("graph", "w", "START -> research -> END\nanalyze -> END\n")
+        assert "warning: graph 'w': node(s) 'analyze' cannot be reached" in capsys.readouterr().err
+
+
+class TestNodeCell:
+    def test_node_body_defines_a_node(self, shell):
+        shell.run_cell_magic("node", "shout", "return {'text': state.q.upper()}")
+        shell.run_cell_magic("graph", "g", "START -> shout -> END")
+        assert shell.user_ns["g"].invoke({"q": "hi"}).state["text"] == "HI"
+        assert callable(shell.user_ns["shout"])
+
+    def test_node_with_await_and_approval(self, shell):
+        shell.run_cell_magic(
+            "node", "ask --approval", "name = await ctx.request_input('Name?')\nreturn {'name': name}"
+        )
+        shell.run_cell_magic("graph", "g", "START -> ask -> END")
+        graph = shell.user_ns["g"]
+        assert graph.nodes["ask"].approval and graph.nodes["ask"].is_async
+        paused = graph.invoke({})
+        assert paused.pending.prompt == "Name?"
+        paused = graph.resume(paused.thread, "Ada")
+        assert paused.pending.kind == "approval"
+        assert graph.resume(paused.thread, True).state["name"] == "Ada"
+
+    def test_node_for_one_graph_only(self, shell):
+        shell.run_cell_magic("node", "research --graph special", "return {'special': True}")
+        shell.run_cell_magic("graph", "special", "START -> research -> END")
+        shell.run_cell_magic("graph", "plain", "START -> research -> END")
+        assert shell.user_ns["special"].invoke({}).state == {"special": True}
+        assert shell.user_ns["plain"].invoke({"q": "deep"}).state == {"q": "deep", "has_findings": True}
+
+    def test_redefining_a_node_fixes_a_failed_run(self, shell):
+        shell.run_cell_magic("node", "flaky", "return {'x': 1 / 0}")
+        shell.run_cell_magic("graph", "g", "START -> research -> flaky -> END")
+        graph = shell.user_ns["g"]
+        failed = graph.invoke({"q": "x"})
+        assert failed.outcome == "failed" and "ZeroDivisionError" in failed.reason
+        shell.run_cell_magic("node", "flaky", "return {'x': 1}")
+        done = graph.resume(failed.thread)
+        assert done.outcome == "done" and done.state["x"] == 1 and done.path == ["research", "flaky"]
+
+    def test_node_syntax_error(self, shell, capsys):
+        result = run(shell, "%%node broken\nx = 1\nreturn {'x': x\n")
+        assert isinstance(result.error_in_exec, GraphSyntaxError)
+        err = capsys.readouterr().err
+        assert err.startswith("GraphSyntaxError: %%node cell, line 3")
+        assert "Traceback" not in err
+
+    def test_tools_need_llm(self, shell, capsys):
+        run(shell, "%%node n --tools a,b\nreturn None\n")
+        assert "--tools only applies to --llm nodes" in capsys.readouterr().err
+
+
+class TestLineMagic:
+    def test_run_outside_a_kernel_invokes(self, shell, capsys):
+        shell.run_cell_magic("graph", "g", GRAPH)
+        capsys.readouterr()
+        run(shell, '%graph run g {"q": "deep"}')
+        assert capsys.readouterr().out == "done: research -> analyze -> summarize\n"
+        assert shell.user_ns["_result"].outcome == "done"
+
+    def test_run_with_thread(self, shell, capsys):
+        shell.run_cell_magic("graph", "g", GRAPH)
+        run(shell, '%graph run g {"q": "a b"} --thread my-thread')
+        assert shell.user_ns["_result"].thread == "my-thread"
+
+    def test_route_prints_each_candidate(self, shell, capsys):
+        shell.run_cell_magic("graph", "g", GRAPH)
+        capsys.readouterr()
+        run(shell, '%graph route g research {"has_findings": False}')
+        assert capsys.readouterr().out == (
+            "research -> summarize\n"
+            "  research -> analyze: state.has_findings = False\n"
+            "  research -> summarize: always = True\n"
+        )
+
+    def test_route_runs_no_node(self, shell, capsys):
+        run(shell, "calls = []\ndef research(state):\n    calls.append(1)\n    return None")
+        shell.run_cell_magic("graph", "g", GRAPH)
+        run(shell, "%graph route g START")
+        assert shell.user_ns["calls"] == []
+        assert "__start__ -> research" in capsys.readouterr().out
+
+    def test_history(self, shell, capsys):
+        shell.run_cell_magic("graph", "g", GRAPH)
+        run(shell, '%graph run g {"q": "deep"}')
+        capsys.readouterr()
+        run(shell, "%graph history _result")
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0].split() == ["step", "node", "visit", "ms", "edge", "tokens", "error"]
+        assert lines[1].split()[:5] == ["1", "research", "1", lines[1].split()[3], "->"]
+        assert "[state.has_findings]" in lines[1]
+        assert len(lines) == 4
+
+    def test_export_formats(self, shell, capsys):
+        import json
+
+        shell.run_cell_magic("graph", "g", GRAPH)
+        capsys.readouterr()
+        run(shell, "%graph export g --format mermaid")
+        assert capsys.readouterr().out == shell.user_ns["g"].to_mermaid()
+        run(shell, "%graph export g --format json")
+        assert json.loads(capsys.readouterr().out) == shell.user_ns["g"].to_dag()
+        run(shell, '%graph run g {"q": "deep"}')
+        capsys.readouterr()
+        run(shell, "%graph export _result --format ndjson")
+        assert capsys.readouterr().out == shell.user_ns["_result"].to_ndjson()
+
+    def test_list(self, shell, capsys):
+        shell.run_cell_magic("graph", "g", GRAPH)
+        capsys.readouterr()
+        run(shell, "%graph list")
+        assert capsys.readouterr().out == "g: 3 nodes, 5 edges/routers\n"
+
+    def test_errors_name_the_problem(self, shell, capsys):
+        run(shell, "%graph run nothing")
+        assert "'nothing' is not a graph" in capsys.readouterr().err
+        run(shell, "%graph frobnicate g")
+        assert "unknown subcommand 'frobnicate'" in capsys.readouterr().err
+        shell.run_cell_magic("graph", "g", GRAPH)
+        run(shell, "%graph run g {oops")
+        assert "INPUT: could not evaluate '{oops'" in capsys.readouterr().err
+        run(shell, "%graph export g --format pdf")
+        assert "unknown format 'pdf'" in capsys.readouterr().err
