@@ -329,8 +329,10 @@ class GraphMagics(Magics):
 
 
 def _show_graph_syntax_error(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None) -> None:
-    # The parser's own frames would only hide the one line that matters.
-    print(f"{etype.__name__}: {value}", file=sys.stderr)
+    # The message already shows the cell line and a caret; the parser's own frames
+    # would only bury it. `_showtraceback` is the hook ipykernel overrides to send a
+    # real error output, so frontends, "Run all" and nbval see the failure.
+    shell._showtraceback(etype, value, [f"{etype.__name__}: {value}"])
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -78,7 +78,7 @@ class TestGraphCell:
     def test_syntax_error_is_shown_without_a_traceback(self, shell, capsys):
         result = run(shell, "%%graph bad\nSTART -> reserch -> END\n")
         assert isinstance(result.error_in_exec, GraphSyntaxError)
-        err = capsys.readouterr().err
+        err = capsys.readouterr().out  # a plain shell prints the error; a kernel sends it
         assert err.startswith("GraphSyntaxError: %%graph cell, line 2, column 10: node 'reserch' is not defined")
         assert "(did you mean 'research'?)" in err
         assert "    START -> reserch -> END\n             ^" in err
@@ -141,7 +141,7 @@ class TestNodeCell:
     def test_node_syntax_error(self, shell, capsys):
         result = run(shell, "%%node broken\nx = 1\nreturn {'x': x\n")
         assert isinstance(result.error_in_exec, GraphSyntaxError)
-        err = capsys.readouterr().err
+        err = capsys.readouterr().out
         assert err.startswith("GraphSyntaxError: %%node cell, line 3")
         assert "Traceback" not in err
 
