@@ -1,0 +1,132 @@
+// nbgraph's live graph view: an anywidget ES module.
+// It renders from the model's traits and sends clicks back as custom messages
+// ({type, pause_id, ...}); the kernel answers errors with {type: "error", message}.
+import { drawGraph, fitLabels, paintRun } from "./draw.js";
+import { layoutGraph } from "./layout.js";
+import { h, renderLog, renderPending, renderStatus } from "./panel.js";
+
+let counter = 0;
+
+/** @param {{model: any, el: HTMLElement}} ctx */
+function render({ model, el }) {
+  const uid = `nbg${++counter}`;
+  const root = h("div", "nbg-root");
+  const header = h("div", "nbg-header");
+  const title = h("span", "nbg-title");
+  const status = h("div", "nbg-status");
+  header.append(title, status);
+  const body = h("div", "nbg-body");
+  const canvas = h("div", "nbg-canvas");
+  const side = h("div", "nbg-side");
+  const pending = h("div", "nbg-pending");
+  const textBox = h("div", "nbg-text");
+  const log = h("div", "nbg-log");
+  const error = h("div", "nbg-error");
+  error.hidden = true;
+  const controls = h("div", "nbg-controls");
+  const steerForm = h("form", "nbg-steer");
+  const steerInput = h("input", "nbg-steer-input");
+  steerInput.placeholder = "Steer the agent\u2026";
+  steerInput.setAttribute("aria-label", "Steer the agent");
+  const steerButton = h("button", "nbg-button", "Steer");
+  steerButton.type = "submit";
+  steerForm.append(steerInput, steerButton);
+  const stop = h("button", "nbg-button nbg-stop", "Stop");
+  controls.append(steerForm, stop);
+  side.append(pending, error, textBox, log, controls);
+  body.append(canvas, side);
+  root.append(header, body);
+  el.appendChild(root);
+
+  const send = (message) => model.send(message);
+  let drawing = null;
+
+  function drawDag() {
+    const dag = model.get("dag") || { nodes: [], edges: [] };
+    title.textContent = dag.name || "graph";
+    drawing = drawGraph(layoutGraph(dag), uid);
+    canvas.replaceChildren(drawing.root);
+    requestAnimationFrame(() => drawing && fitLabels(drawing.root));
+    paint();
+  }
+
+  function paint() {
+    const st = model.get("status") || {};
+    const live = Boolean(st.state) && st.state !== "idle";
+    root.classList.toggle("nbg-live", live);
+    root.dataset.state = st.outcome || st.state || "idle";
+    root.dataset.current = st.current || "";
+    renderStatus(status, st);
+    if (drawing) {
+      paintRun(drawing, {
+        current: st.current || null,
+        visits: model.get("visits") || {},
+        fired: model.get("fired") || {},
+        finished: Boolean(st.outcome),
+        uid,
+      });
+    }
+    const running = st.state === "running" || st.state === "paused";
+    controls.hidden = !live;
+    stop.disabled = !running;
+    steerButton.disabled = !running;
+  }
+
+  function showPending() {
+    renderPending(pending, model.get("pending") || [], send);
+  }
+
+  function showText() {
+    const text = model.get("text") || "";
+    textBox.textContent = text;
+    textBox.hidden = !text;
+  }
+
+  function showLog() {
+    const lines = model.get("log") || [];
+    renderLog(log, lines);
+    log.hidden = lines.length === 0;
+  }
+
+  function onMessage(message) {
+    if (message && message.type === "error") {
+      error.textContent = message.message;
+      error.hidden = false;
+    }
+  }
+
+  stop.addEventListener("click", () => send({ type: "stop" }));
+  steerForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (!steerInput.value.trim()) return;
+    send({ type: "steer", text: steerInput.value });
+    steerInput.value = "";
+  });
+
+  const handlers = [
+    ["change:dag", drawDag],
+    ["change:status", paint],
+    ["change:visits", paint],
+    ["change:fired", paint],
+    ["change:pending", () => {
+      error.hidden = true;
+      showPending();
+    }],
+    ["change:text", showText],
+    ["change:log", showLog],
+    ["msg:custom", onMessage],
+  ];
+  for (const [name, fn] of handlers) model.on(name, fn);
+  drawDag();
+  showPending();
+  showText();
+  showLog();
+
+  return () => {
+    for (const [name, fn] of handlers) model.off(name, fn);
+    drawing = null;
+    el.replaceChildren();
+  };
+}
+
+export default { render };
