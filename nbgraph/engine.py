@@ -746,7 +746,10 @@ class Run:
                     self._record_error(spec.name, visit, step, started, t0, exc, ctx)
                     return self._failure(spec.name, _unsaveable(values, spec.name, exc), step)
             if listening:
-                self._emit_step_end(record)
+                if spec.approval:  # node-exit and the verdict were announced while waiting
+                    self._emit(_route_event(thread, step, edge))
+                else:
+                    self._emit_step_end(record)
         self._next = END
         return _Outcome("done")
 
@@ -766,6 +769,9 @@ class Run:
             self._history.append(record)
             # `next` keeps a Goto/End target the node returned, for when the run resumes.
             return self._interrupt(pause, target, record=record)
+        # The node has finished: say so before the interrupt, so live listeners see
+        # node-exit, interrupt, resume, route in that order (the trace has the same).
+        self._emit_if(lambda: _node_exit_event(self.thread, record))
         events: list[Any] = []
         verdict = await self._wait_for_person(pause, None, events)
         answer_record = replace(record, approval_events=tuple(events))
@@ -1078,8 +1084,8 @@ def _replay_step(schema: Any, values: dict[str, Any], record: Step) -> dict[str,
     return values
 
 
-def _step_end_events(thread: str, record: Step) -> Iterator[Any]:
-    yield NodeExit(
+def _node_exit_event(thread: str, record: Step) -> NodeExit:
+    return NodeExit(
         thread=thread,
         step=record.step,
         node=record.node,
@@ -1088,6 +1094,10 @@ def _step_end_events(thread: str, record: Step) -> Iterator[Any]:
         tokens=record.tokens,
         cost=record.cost,
     )
+
+
+def _step_end_events(thread: str, record: Step) -> Iterator[Any]:
+    yield _node_exit_event(thread, record)
     yield from record.approval_events
     if record.edge is not None:
         yield _route_event(thread, record.step, record.edge)

@@ -189,10 +189,14 @@ class RunObserver:
             self._log.append(f"      tool {event.name}({json.dumps(event.args, default=str)[:80]})")
         elif kind == "interrupt":
             status["state"] = "paused"
+            # An approval waits on a node that has already run: keep it highlighted.
+            status["current"] = event.pause.node
             self._log.append(f"      waiting: {event.pause.prompt}")
             return self._flush()
         elif kind == "resume":
             status["state"] = "running"
+            if not self.run.node:
+                status["current"] = None
             self._log.append("      answered")
             return self._flush()
         elif kind == "error":

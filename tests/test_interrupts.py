@@ -202,6 +202,20 @@ class TestApproval:
         result = await run
         assert result.outcome == "done" and result.state["published"] == "draft v1"
 
+    async def test_live_events_announce_each_pause_once_in_trace_order(self):
+        seen = []
+        run = approval_graph().start({}, display=False, on_event=seen.append)
+        await run.next_pause(timeout=5)
+        run.approve()
+        result = await run
+        kinds = [(e.type, getattr(e, "node", None) or getattr(e, "target", None)) for e in seen]
+        assert kinds == [
+            ("run-start", None), ("route", "draft"), ("node-enter", "draft"), ("node-exit", "draft"),
+            ("interrupt", None), ("resume", None), ("route", "publish"), ("node-enter", "publish"),
+            ("node-exit", "publish"), ("route", "__end__"), ("done", None),
+        ]
+        assert [e.type for e in result.events()] == [e.type for e in seen]
+
     async def test_live_approve_with_an_edit(self):
         run = approval_graph().start({}, display=False)
         await run.next_pause(timeout=5)

@@ -25,9 +25,10 @@ function pathOf(points) {
 
 function badgesOf(node) {
   const badges = [];
-  if (node.kind === "llm") badges.push(["LLM", "llm"]);
-  if (node.tools && node.tools.length) badges.push([`\u{1F527}${node.tools.length}`, "tools"]);
-  if (node.approval) badges.push(["\u270B", "approval"]);
+  // Glyphs from the basic symbol blocks, which every desktop font covers (emoji are not).
+  if (node.kind === "llm") badges.push(["LLM", "llm", "LLM node"]);
+  if (node.tools && node.tools.length) badges.push([`\u2699${node.tools.length}`, "tools", `tools: ${node.tools.join(", ")}`]);
+  if (node.approval) badges.push(["\u2713", "approval", "asks for approval"]);
   return badges;
 }
 
@@ -82,11 +83,11 @@ export function drawGraph(laid, uid) {
       "data-node": node.id,
       transform: `translate(${node.x - node.width / 2},${node.y - node.height / 2})`,
     });
+    const badges = badgesOf(node);
     const title = svg("title");
-    title.textContent = nodeTitle(node.id);
+    title.textContent = [nodeTitle(node.id), ...badges.map((badge) => badge[2])].join(" \u2014 ");
     group.appendChild(title);
     group.appendChild(svg("rect", { width: node.width, height: node.height, rx: terminal ? node.height / 2 : 8, class: "nbg-node-box" }));
-    const badges = badgesOf(node);
     const text = svg("text", { x: 12, y: node.height / 2 + 4, class: "nbg-node-label" });
     if (terminal) {
       text.setAttribute("x", node.width / 2);
