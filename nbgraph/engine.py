@@ -298,6 +298,8 @@ class Run:
         self._listeners: list[Callable[[Any], Any]] = list(graph._listeners)
         if on_event is not None:
             self._listeners.append(on_event)
+        # The listeners that also want node-enter, node-exit and route for every step.
+        self._step_listeners = list(self._listeners)
         self._history: list[Step] = []
         self._visits: dict[str, int] = {}
         self._answers: dict[str, Any] = {}
@@ -414,6 +416,15 @@ class Run:
     def history(self) -> list[Step]:
         return list(self._history)
 
+    def history_since(self, count: int) -> list[Step]:
+        """The step records after the first ``count`` (what a view polls for progress)."""
+        return self._history[count:]
+
+    @property
+    def upcoming(self) -> str | None:
+        """The node running now or next to run; None once the run has ended."""
+        return None if self._result is not None else self._node or self._next
+
     @property
     def pending(self) -> tuple[Pause, ...]:
         """Every open request, oldest first."""
@@ -423,13 +434,21 @@ class Run:
     def graph(self) -> Graph:
         return self._graph
 
-    def subscribe(self, listener: Callable[[Any], Any]) -> Callable[[], None]:
-        """Call ``listener(event)`` for each event from now on; returns an unsubscribe function."""
+    def subscribe(self, listener: Callable[[Any], Any], *, steps: bool = True) -> Callable[[], None]:
+        """Call ``listener(event)`` for each event from now on; returns an unsubscribe function.
+
+        With ``steps=False`` the listener skips the per-step ``node-enter``,
+        ``node-exit`` and ``route`` events: an observer that reads progress from
+        ``run.history`` at its own pace then costs the run nothing per step.
+        """
         self._listeners.append(listener)
+        if steps:
+            self._step_listeners.append(listener)
 
         def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+            for listeners in (self._listeners, self._step_listeners):
+                if listener in listeners:
+                    listeners.remove(listener)
 
         return unsubscribe
 
@@ -588,6 +607,7 @@ class Run:
     async def stream(self) -> AsyncIterator[Any]:
         queue: asyncio.Queue[Any] = asyncio.Queue()
         self._listeners.append(queue.put_nowait)
+        self._step_listeners.append(queue.put_nowait)
         task = asyncio.get_running_loop().create_task(self.execute())
         try:
             while True:
@@ -628,7 +648,7 @@ class Run:
                 edge = compiled.next_edge(START, compiled.schema.view(self._values), None)
                 self._start_edge = edge
                 self._next = edge.target
-                self._emit_if(lambda: _route_event(self.thread, 0, edge))
+                self._emit_step_if(lambda: _route_event(self.thread, 0, edge))
                 if self.checkpointer is not None:
                     self._checkpoint(Checkpoint(self.thread, compiled.name, 0, self._values, self._next))
             elif self._next is None:
@@ -648,6 +668,8 @@ class Run:
         budget = self.budget
         store = self.checkpointer
         thread = self.thread
+        live = self._live
+        last_yield = time.perf_counter()
         node_name = self._next
         assert node_name is not None
         while node_name != END:
@@ -672,11 +694,19 @@ class Run:
             spec = nodes[node_name]
             visit = self._visits.get(node_name, 0) + 1
             step = self._step + 1
+            if live and (now := time.perf_counter()) - last_yield > _LOOP_TURN_INTERVAL:
+                # Nodes that never await would hold the kernel's loop for the whole run:
+                # give it a turn so the view redraws and a Stop click gets in.
+                try:
+                    await asyncio.sleep(0)
+                except asyncio.CancelledError as stop:
+                    return self._stopped(node_name, step, stop)
+                last_yield = now
             before = self._values
             ctx = Context(self, spec, step, visit) if node_name in wants_ctx else None
-            listening = bool(self._listeners)
+            listening = bool(self._step_listeners)
             if listening:
-                self._emit(NodeEnter(thread=thread, step=step, node=node_name, visit=visit))
+                self._emit_step(NodeEnter(thread=thread, step=step, node=node_name, visit=visit))
             self._node = node_name
             started = time.time()
             t0 = time.perf_counter()
@@ -747,7 +777,7 @@ class Run:
                     return self._failure(spec.name, _unsaveable(values, spec.name, exc), step)
             if listening:
                 if spec.approval:  # node-exit and the verdict were announced while waiting
-                    self._emit(_route_event(thread, step, edge))
+                    self._emit_step(_route_event(thread, step, edge))
                 else:
                     self._emit_step_end(record)
         self._next = END
@@ -771,7 +801,7 @@ class Run:
             return self._interrupt(pause, target, record=record)
         # The node has finished: say so before the interrupt, so live listeners see
         # node-exit, interrupt, resume, route in that order (the trace has the same).
-        self._emit_if(lambda: _node_exit_event(self.thread, record))
+        self._emit_step_if(lambda: _node_exit_event(self.thread, record))
         events: list[Any] = []
         verdict = await self._wait_for_person(pause, None, events)
         answer_record = replace(record, approval_events=tuple(events))
@@ -813,7 +843,7 @@ class Run:
         self._history.append(record)
         self._next = edge.target
         self._checkpoint(Checkpoint(self.thread, self._compiled.name, record.step, self._values, edge.target, answers=self._answers_copy(), record=record))
-        self._emit_if(lambda: _route_event(self.thread, record.step, edge))
+        self._emit_step_if(lambda: _route_event(self.thread, record.step, edge))
         return None
 
     # -- people ----------------------------------------------------------------------
@@ -1016,21 +1046,22 @@ class Run:
     # -- events ----------------------------------------------------------------------
 
     def _emit(self, event: Any) -> None:
-        for listener in tuple(self._listeners):
-            try:
-                listener(event)
-            except Exception as exc:  # a broken observer must not break the run
-                import warnings
-
-                warnings.warn(f"event listener {listener!r} raised {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
+        _call_listeners(self._listeners, event)
 
     def _emit_if(self, build: Callable[[], Any]) -> None:
         if self._listeners:
             self._emit(build())
 
+    def _emit_step(self, event: Any) -> None:
+        _call_listeners(self._step_listeners, event)
+
+    def _emit_step_if(self, build: Callable[[], Any]) -> None:
+        if self._step_listeners:
+            self._emit_step(build())
+
     def _emit_step_end(self, record: Step) -> None:
         for event in _step_end_events(self.thread, record):
-            self._emit(event)
+            self._emit_step(event)
 
     def _trace(self, result: RunResult) -> Iterator[Any]:
         thread = self.thread
@@ -1052,11 +1083,22 @@ class Run:
 
 
 _EMPTY: Mapping[str, Any] = {}
+_LOOP_TURN_INTERVAL = 0.02  # seconds a live run may hold the event loop between steps
 
 
 def _new_id() -> str:
     # As unique as uuid4().hex, at a fraction of the cost (it runs once per invoke).
     return os.urandom(16).hex()
+
+
+def _call_listeners(listeners: list[Callable[[Any], Any]], event: Any) -> None:
+    for listener in tuple(listeners):
+        try:
+            listener(event)
+        except Exception as exc:  # a broken observer must not break the run
+            import warnings
+
+            warnings.warn(f"event listener {listener!r} raised {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=3)
 
 
 def _settle(future: asyncio.Future[Any], value: Any) -> None:

@@ -1,11 +1,12 @@
 """The live graph view: ``GraphView`` (an anywidget) and the observer that feeds it a run.
 
-The engine runs as a task in the kernel's event loop and calls the observer once per
-event. The observer only records what changed and schedules one flush on the loop,
-so the browser gets at most ``max_rate`` updates a second however fast the graph
-runs. Pauses and the end of the run flush at once. What a flush sends is cumulative
-(visit counts, fired edges, the pending requests, the final state), so coalescing
-never loses a node's entry or exit, an interrupt, or the outcome.
+The engine runs as a task in the kernel's event loop. The observer wakes on a timer
+(``max_rate`` times a second), reads the steps recorded since it last looked, and
+sends one update, so the browser gets the same few messages a second however fast
+the graph runs, and a step costs the run nothing extra. Pauses and the end of the
+run are sent at once. What a flush sends is cumulative (visit counts, fired edges,
+the pending requests, the final state), so coalescing never loses a node's entry or
+exit, an interrupt, or the outcome.
 
 Import this module only where widgets are wanted: anywidget reads the bundled ES
 module when the class is created.
@@ -127,12 +128,21 @@ def _edge_key(source: str, target: str) -> str:
     return f"{source}\u2192{target}"
 
 
+def _exit_line(step: int, node: str, duration: float) -> str:
+    return f"{step:>4}  {node}  {duration * 1000:.1f} ms"
+
+
 def _short(name: str) -> str:
     return "START" if name == START else "END" if name == END else name
 
 
 class RunObserver:
-    """Listens to a run's events and pushes coalesced updates to a :class:`GraphView`."""
+    """Feeds a :class:`GraphView` the progress of a run, at most ``max_rate`` times a second.
+
+    It reads the steps from ``run.history`` when it flushes, so a step costs the run
+    nothing; it listens only for the rare events (streamed text, tool calls, pauses,
+    errors, the end), and flushes at once on pauses and at the end.
+    """
 
     def __init__(self, view: GraphView, run: Any, *, max_rate: float = 20.0) -> None:
         self.view = view
@@ -152,87 +162,117 @@ class RunObserver:
             "elapsed": 0.0,
             "current": None,
         }
+        self._seen = len(run.history_since(0))  # steps before this view (a resumed run) are not replayed
         self._visits: dict[str, int] = {}
         self._fired: dict[str, int] = {}
-        self._log: deque[str] = deque(maxlen=_LOG_LINES)
+        self._log: deque[str | tuple[int, str, float]] = deque(maxlen=_LOG_LINES)
         self._text: list[str] = []
         self._text_len = 0
-        self._dirty = True
-        self._handle: asyncio.Handle | None = None
+        self._text_step = -1
+        self._dirty = False
+        self._done = False
         self._last_flush = 0.0
-        self._unsubscribe = run.subscribe(self.on_event)
+        self._handle: asyncio.TimerHandle | None = None
+        self._unsubscribe = run.subscribe(self.on_event, steps=False)
         self._flush()
 
-    # The engine calls this once per event: keep it cheap (record, schedule).
     def on_event(self, event: Any) -> None:
         kind = event.type
         status = self._status
-        if kind == "node-enter":
-            status["current"] = event.node
-            status["step"] = event.step
-            self._text = []
-            self._text_len = 0
-        elif kind == "node-exit":
-            self._visits[event.node] = self._visits.get(event.node, 0) + 1
-            status["tokens"] += event.tokens
-            status["cost"] += event.cost
-            status["current"] = None
-            self._log.append(f"{event.step:>4}  {event.node}  {event.duration * 1000:.1f} ms")
-        elif kind == "route":
-            key = _edge_key(event.source, event.target)
-            self._fired[key] = self._fired.get(key, 0) + 1
-        elif kind == "text-delta":
+        if kind == "text-delta":
+            if event.step != self._text_step:
+                self._text, self._text_len, self._text_step = [], 0, event.step
             if self._text_len < _TEXT_CHARS:
                 self._text.append(event.text)
                 self._text_len += len(event.text)
-        elif kind == "tool-call":
+                self._dirty = True
+            return
+        self._catch_up()  # keep the log in order: the steps so far come first
+        self._dirty = True
+        if kind == "tool-call":
             self._log.append(f"      tool {event.name}({json.dumps(event.args, default=str)[:80]})")
+        elif kind == "tool-result" and event.is_error:
+            self._log.append(f"      tool {event.name} failed: {str(event.result)[:80]}")
         elif kind == "interrupt":
             status["state"] = "paused"
             # An approval waits on a node that has already run: keep it highlighted.
             status["current"] = event.pause.node
             self._log.append(f"      waiting: {event.pause.prompt}")
-            return self._flush()
+            self._flush()
         elif kind == "resume":
             status["state"] = "running"
-            if not self.run.node:
-                status["current"] = None
             self._log.append("      answered")
-            return self._flush()
+            self._flush()
         elif kind == "error":
             self._log.append(f"      error: {event.error}")
         elif kind == "done":
-            status.update(state="done", outcome=event.outcome, reason=event.reason, current=None)
+            status.update(state="done", outcome=event.outcome, reason=event.reason)
+            self._done = True
             self._unsubscribe()
-            return self._flush()
-        self._dirty = True
-        if self._handle is None:
-            delay = max(0.0, self.interval - (time.perf_counter() - self._last_flush))
-            self._handle = self._loop.call_later(delay, self._flush)
+            self._flush()
 
     def note(self, line: str) -> None:
         """Add a line to the view's log."""
+        self._catch_up()
         self._log.append(f"      {line}")
-        self._dirty = True
         self._flush()
+
+    def _catch_up(self) -> None:
+        """Count the steps recorded since the last look."""
+        fresh = self.run.history_since(self._seen)
+        if not fresh:
+            return
+        visits, fired, log, status = self._visits, self._fired, self._log, self._status
+        if self._seen == 0 and fresh[0].step == 1:
+            key = _edge_key(START, fresh[0].node)
+            fired[key] = fired.get(key, 0) + 1
+        for record in fresh:
+            visits[record.node] = visits.get(record.node, 0) + 1
+            status["tokens"] += record.tokens
+            status["cost"] += record.cost
+            log.append((record.step, record.node, record.duration))  # formatted when sent
+            edge = record.edge
+            if edge is not None:
+                key = _edge_key(edge.source, edge.target)
+                fired[key] = fired.get(key, 0) + 1
+        self._seen += len(fresh)
+
+    def _tick(self) -> None:
+        self._handle = None
+        if self._done or self._status["state"] == "paused":
+            return  # the resume or the end flushes and restarts the timer
+        idle = not self._dirty and self.run.step == self._status["step"]
+        if idle and time.perf_counter() - self._last_flush < 1.0:
+            # Nothing new (a long node, a slow model): just the clock, once a second.
+            self._handle = self._loop.call_later(self.interval, self._tick)
+        else:
+            self._flush()
 
     def _flush(self) -> None:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
-        self._last_flush = time.perf_counter()
-        self._status["elapsed"] = round(self._last_flush - self._t0, 2)
-        view = self.view
-        pending = [pause.model_dump(mode="json") for pause in self.run.pending]
+        self._catch_up()
+        run, status, view = self.run, self._status, self.view
+        self._last_flush = now = time.perf_counter()
+        self._dirty = False
+        status["elapsed"] = round(now - self._t0, 2)
+        status["step"] = run.step
+        if status["state"] == "running":
+            status["current"] = run.upcoming
+        elif status["state"] == "done":
+            status["current"] = None
+        pending = [pause.model_dump(mode="json") for pause in run.pending]
         with view.hold_sync():  # one comm message for all the traits that changed
-            view.status = dict(self._status)
+            view.status = dict(status)
             view.visits = dict(self._visits)
             view.fired = dict(self._fired)
             view.pending = pending
             view.text = "".join(self._text)
-            view.log = list(self._log)
+            view.log = [line if type(line) is str else _exit_line(*line) for line in self._log]
         self.flushes += 1
-        self._dirty = False
+        if not self._done and status["state"] != "paused":
+            self._handle = self._loop.call_later(self.interval, self._tick)
 
 
 def graph_mimebundle(graph: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import json
 import sqlite3
 import subprocess
@@ -197,6 +198,29 @@ class TestCancel:
         g.add_node("hang", lambda s: {"n": s.n + 1}, replace=True)
         done = g.resume(run.thread, checkpointer=store)
         assert done.outcome == "done" and done.state.n == 2
+
+    async def test_a_live_run_of_blocking_nodes_still_lets_the_loop_in(self):
+        # Sync nodes never await; the walker must still give the loop turns so a
+        # Stop (cancel) scheduled on the loop lands while the run goes on.
+        store = MemoryCheckpointer()
+
+        def slow(state):
+            time.sleep(0.002)
+            return {"n": state.n + 1}
+
+        g = Graph("busy", state=State, max_steps=20_000, max_same_node=20_000)
+        g.add_node("slow", slow)
+        g.add_edge(START, "slow")
+        g.add_edge("slow", "slow", when=lambda s: s.n < 10_000)
+        g.add_edge("slow", END)
+        loop = asyncio.get_running_loop()
+        run = g.start({}, checkpointer=store, display=False)
+        loop.call_soon(run.cancel)
+        result = await run
+        assert result.outcome == "aborted" and result.reason.startswith("cancelled during node 'slow'")
+        assert 0 < result.state.n < 10_000
+        saved = store.get(run.thread)
+        assert (saved.status, saved.next, saved.state["n"]) == ("aborted", "slow", result.state.n)
 
     async def test_same_thread_cannot_run_twice_at_once(self):
         store = MemoryCheckpointer()

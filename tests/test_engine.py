@@ -405,6 +405,16 @@ class TestEvents:
         g.add_edge("c", END)
         return g
 
+    async def test_a_listener_can_skip_the_per_step_events(self):
+        everything, rare = [], []
+        run = self.three_nodes().start({}, display=False, on_event=everything.append)
+        run.subscribe(rare.append, steps=False)
+        result = await run
+        assert [e.type for e in rare] == ["run-start", "text-delta", "done"]
+        assert [e.type for e in everything if e.type not in ("node-enter", "node-exit", "route")] == [e.type for e in rare]
+        assert len(run.history_since(1)) == 2 and run.history_since(0)[0].node == "a"
+        assert result.outcome == "done" and run.upcoming is None
+
     def test_event_order_for_a_three_node_run(self):
         seen = []
         result = self.three_nodes().invoke({}, on_event=seen.append)
