@@ -25,6 +25,7 @@ from .events import Event, parse_ndjson
 from .graph import END, START, End, Goto, Graph, GraphWarning, RouteDecision
 from .history import FiredEdge, Step
 from .interrupts import Approval, Pause
+from .llm import MessagesState, OpenAIModel, ScriptedModel, llm_node, tool
 from .state import Reducer, StateView, accumulate, append, merge, overwrite
 
 __version__ = "0.1.0"
@@ -47,9 +48,11 @@ __all__ = [
     "InvalidUpdate",
     "MaxStepsExceeded",
     "MemoryCheckpointer",
+    "MessagesState",
     "NbgraphError",
     "NoEdgeMatched",
     "NoPendingRequest",
+    "OpenAIModel",
     "Outcome",
     "Pause",
     "Reducer",
@@ -62,14 +65,17 @@ __all__ = [
     "RunResult",
     "RunStillRunning",
     "SQLiteCheckpointer",
+    "ScriptedModel",
     "StateView",
     "Step",
     "ThreadBusy",
     "accumulate",
     "append",
     "default_checkpointer",
+    "llm_node",
     "merge",
     "overwrite",
+    "tool",
     "parse_ndjson",
 ]
 

@@ -286,14 +286,10 @@ class GraphMagics(Magics):
         return found
 
     def _llm_node(self, name: str, prompt: str, args: Any) -> Any:
-        try:
-            from .llm import llm_node
-        except ImportError as exc:
-            raise UsageError(f"%%node --llm needs nbgraph.llm: {exc}") from None
+        from .llm import llm_node
+
         tools = [self._lookup(t.strip(), "--tools") for t in args.tools.split(",") if t.strip()]
-        fn = llm_node(system=prompt.strip(), tools=tools, feedback=not args.no_feedback)
-        fn.__name__ = name
-        return fn
+        return llm_node(system=prompt.strip(), tools=tools, feedback=not args.no_feedback, name=name)
 
     # -- helpers ----------------------------------------------------------------------
 

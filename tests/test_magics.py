@@ -145,6 +145,30 @@ class TestNodeCell:
         assert err.startswith("GraphSyntaxError: %%node cell, line 3")
         assert "Traceback" not in err
 
+    def test_llm_node_with_tools_and_the_graphs_model(self, shell):
+        shell.run_cell(
+            """
+from nbgraph import ScriptedModel
+from nbgraph.llm import Reply
+
+def get_weather(city: str) -> str:
+    \"\"\"Current weather of a city.\"\"\"
+    return f"Sunny in {city}"
+
+model = ScriptedModel([Reply(tool_calls=[("get_weather", {"city": "Oslo"})]), "Pack sunglasses."])
+""",
+            store_history=False,
+        )
+        shell.run_cell_magic("node", "planner --llm --tools get_weather --no-feedback", "You plan trips.\n")
+        shell.run_cell_magic("graph", "trip --model model", "START -> planner -> END")
+        graph, model = shell.user_ns["trip"], shell.user_ns["model"]
+        assert graph.nodes["planner"].kind == "llm" and shell.user_ns["planner"].__name__ == "planner"
+        result = graph.invoke({"messages": ["Weekend in Oslo?"]})
+        assert result.outcome == "done", result.reason
+        assert result.state["messages"][-1].content == "Pack sunglasses."
+        assert model.calls[0].messages[0].content == "You plan trips."
+        assert model.calls[1].messages[-1].content == "Sunny in Oslo"
+
     def test_tools_need_llm(self, shell, capsys):
         run(shell, "%%node n --tools a,b\nreturn None\n")
         assert "--tools only applies to --llm nodes" in capsys.readouterr().err

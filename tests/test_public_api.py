@@ -9,7 +9,7 @@ import nbgraph
 
 DESIGN_NAMES = {
     "Graph", "START", "END", "Goto", "End", "Budget", "append", "merge", "accumulate",
-    "MemoryCheckpointer", "SQLiteCheckpointer", "RunResult", "Run", "NoEdgeMatched",
+    "MemoryCheckpointer", "SQLiteCheckpointer", "RunResult", "Run", "NoEdgeMatched", "MessagesState",
 }
 
 
@@ -29,7 +29,7 @@ def test_reserved_names():
 
 def test_engine_imports_no_notebook_or_model_libraries():
     code = (
-        "import sys, nbgraph, nbgraph.engine, nbgraph.export, nbgraph.checkpoint\n"
+        "import sys, nbgraph, nbgraph.engine, nbgraph.export, nbgraph.checkpoint, nbgraph.llm, nbgraph.prebuilt\n"
         "try:\n    import nbgraph.dsl\nexcept ImportError:\n    pass\n"
         "heavy = [m for m in ('IPython', 'ipywidgets', 'anywidget', 'openai', 'ipykernel') if m in sys.modules]\n"
         "print(','.join(heavy))\n"

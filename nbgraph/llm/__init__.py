@@ -1,0 +1,59 @@
+"""The LLM layer: messages, models (OpenAI-compatible and offline), tools, ``llm_node``.
+
+Nothing here imports ``openai`` until an :class:`OpenAIModel` makes its first call.
+"""
+
+from __future__ import annotations
+
+from .messages import (
+    AssistantMessage,
+    Message,
+    MessagesState,
+    SystemMessage,
+    ToolCallRequest,
+    ToolMessage,
+    UserMessage,
+    as_messages,
+    to_openai,
+)
+from .model import (
+    PRICES,
+    ChatModel,
+    ChatRequest,
+    Completion,
+    ModelError,
+    Reply,
+    ScriptedModel,
+    demo_model,
+    resolve_model,
+)
+from .node import MAX_EMPTY_REPLIES, llm_node, parse_wrappers
+from .openai_model import OpenAIModel
+from .tools import Tool, tool
+
+__all__ = [
+    "MAX_EMPTY_REPLIES",
+    "PRICES",
+    "AssistantMessage",
+    "ChatModel",
+    "ChatRequest",
+    "Completion",
+    "Message",
+    "MessagesState",
+    "ModelError",
+    "OpenAIModel",
+    "Reply",
+    "ScriptedModel",
+    "SystemMessage",
+    "Tool",
+    "ToolCallRequest",
+    "ToolMessage",
+    "UserMessage",
+    "as_messages",
+    "demo_model",
+    "llm_node",
+    "parse_wrappers",
+    "resolve_model",
+    "to_openai",
+    "tool",
+]

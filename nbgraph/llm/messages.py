@@ -1,0 +1,132 @@
+"""Conversation messages: what LLM nodes read from ``state.messages`` and append to it.
+
+Every message has an ``id`` (the append reducer deduplicates by it, so a replayed
+checkpoint never repeats a message) and assistant and tool messages name the
+``node`` that produced them, so a shared conversation says who said what.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal, Union
+
+import pydantic
+
+from ..state import append, merge
+
+__all__ = [
+    "AssistantMessage",
+    "Message",
+    "MessagesState",
+    "SystemMessage",
+    "ToolCallRequest",
+    "ToolMessage",
+    "UserMessage",
+    "as_messages",
+    "to_openai",
+]
+
+
+def _new_id() -> str:
+    return "msg_" + os.urandom(8).hex()
+
+
+class _Message(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+
+    id: str = pydantic.Field(default_factory=_new_id)
+    content: str = ""
+
+
+class SystemMessage(_Message):
+    role: Literal["system"] = "system"
+
+
+class UserMessage(_Message):
+    role: Literal["user"] = "user"
+
+
+class ToolCallRequest(pydantic.BaseModel):
+    """A call the model asked for: ``arguments`` is the parsed JSON object it sent."""
+
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = {}
+    raw_arguments: str | None = None
+    """The argument text as sent, when it was not a JSON object (reported back as an error)."""
+
+
+class AssistantMessage(_Message):
+    role: Literal["assistant"] = "assistant"
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    node: str | None = None
+    """The graph node whose model call produced this message."""
+
+
+class ToolMessage(_Message):
+    role: Literal["tool"] = "tool"
+    tool_call_id: str
+    name: str
+    is_error: bool = False
+    node: str | None = None
+
+
+Message = Annotated[
+    Union[SystemMessage, UserMessage, AssistantMessage, ToolMessage],
+    pydantic.Field(discriminator="role"),
+]
+"""Any conversation message; discriminated by ``role``."""
+
+_MESSAGE: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(Message)
+
+
+class MessagesState(pydantic.BaseModel):
+    """A state base for conversational graphs: subclass it and add your fields.
+
+    ``messages`` appends (deduplicated by id); ``guard`` is where
+    :func:`nbgraph.prebuilt.input_guard` leaves its findings.
+    """
+
+    messages: Annotated[list[Message], append] = []
+    guard: Annotated[dict[str, Any], merge] = {}
+
+
+def as_messages(items: Iterable[Any]) -> list[Any]:
+    """Messages from state: models pass through; dicts (a restored checkpoint) and
+    plain strings (a user's input) become models."""
+    out = []
+    for item in items:
+        if isinstance(item, _Message):
+            out.append(item)
+        elif isinstance(item, str):
+            out.append(UserMessage(content=item))
+        else:
+            out.append(_MESSAGE.validate_python(item))
+    return out
+
+
+def to_openai(message: Any) -> dict[str, Any]:
+    """The chat-completions wire form of a message."""
+    role = message.role
+    if role == "assistant":
+        wire: dict[str, Any] = {"role": "assistant", "content": message.content or None}
+        if message.tool_calls:
+            wire["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {
+                        "name": call.name,
+                        "arguments": call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments),
+                    },
+                }
+                for call in message.tool_calls
+            ]
+        return wire
+    if role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    return {"role": role, "content": message.content}

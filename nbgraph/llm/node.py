@@ -1,0 +1,357 @@
+"""``llm_node``: a graph node that calls a model, runs its tools, and updates the state.
+
+One execution of the node is one agent turn: the prompt is the node's system prompt
+plus the conversation in ``state.messages``; the model may call tools for up to
+``max_tool_rounds`` rounds; the node returns the new messages (each assistant
+message stamped with the node's name) and whatever ``extract`` / ``output`` /
+``wrappers`` take from the final text. Budgets are checked before every call and
+charged with the tokens and cost the model reports.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+import pydantic
+
+from ..errors import RunFailed
+from .messages import AssistantMessage, SystemMessage, ToolMessage, UserMessage, as_messages
+from .model import ChatRequest, Completion, estimate_tokens, resolve_model
+from .tools import Tool, as_tool
+
+__all__ = ["MAX_EMPTY_REPLIES", "llm_node", "parse_wrappers"]
+
+MAX_EMPTY_REPLIES = 3
+"""Empty replies are nudged this many times; the next one fails the run."""
+
+EMPTY_REPLY_NUDGE = "Your reply was empty. Answer the request, or call one of the tools."
+DUPLICATE_NOTE = "[skipped: duplicate call — the same tool with the same arguments already ran; its result is above]"
+WRAPPER_INSTRUCTIONS = (
+    "End every reply with exactly one status tag: <done>what you finished</done> when the task "
+    "is complete, <blocked>what you need</blocked> when you cannot go on, or "
+    "<continue>what comes next</continue> when you need another turn."
+)
+_WRAPPER = re.compile(r"<(?:agent_)?(done|blocked|continue)>(.*?)</(?:agent_)?\1>", re.IGNORECASE | re.DOTALL)
+
+
+def parse_wrappers(text: str) -> tuple[str, str, str | None]:
+    """Split a reply into (visible text, status, report).
+
+    The status is ``done``, ``blocked`` or ``continue`` from the last wrapper tag in
+    the text (``<done>...</done>``, also spelled ``<agent_done>``), or
+    ``in_progress`` when there is none; every tag is removed from the visible text.
+    """
+    found = list(_WRAPPER.finditer(text))
+    if not found:
+        return text, "in_progress", None
+    last = found[-1]
+    visible = _WRAPPER.sub("", text).strip()
+    return visible, last.group(1).lower(), last.group(2).strip() or None
+
+
+def llm_node(
+    system: str = "",
+    *,
+    model: Any = None,
+    tools: Sequence[Callable[..., Any] | Tool] = (),
+    tool_choice: Literal["auto", "required", "none"] = "auto",
+    required_until: int | None = None,
+    max_tool_rounds: int = 5,
+    extract: Callable[[str], Mapping[str, Any]] | None = None,
+    output: type[pydantic.BaseModel] | None = None,
+    feedback: bool = True,
+    wrappers: bool = False,
+    max_context_tokens: int | None = None,
+    name: str | None = None,
+) -> Callable[..., Any]:
+    """Build an LLM node: ``g.add_node("agent", llm_node(system="...", tools=[search]))``.
+
+    Args:
+        system: the node's system prompt.
+        model: a model object or name; default: the graph's ``model``, then the
+            environment, then the offline demo model.
+        tools: functions (or :func:`tool` objects) the model may call.
+        tool_choice: ``auto``, ``required`` (must call a tool) or ``none``.
+        required_until: with tools, force a tool call until this many distinct tools
+            have been used in the conversation (at least 2, at most the number of
+            tools), then let the model answer freely.
+        max_tool_rounds: rounds of tool calls per execution; after the last, the
+            model is asked for an answer without tools.
+        extract: ``fn(final_text) -> dict`` merged into the state update.
+        output: a pydantic model the final reply must be JSON for; its fields are
+            merged into the update. Invalid JSON gets one repair request.
+        feedback: on a revisit, tell the model this is a revision (seed wording).
+        wrappers: ask for ``<done>`` / ``<blocked>`` / ``<continue>`` status tags,
+            strip them from the visible text, and set ``status`` (and
+            ``status_report``) in the update for the graph's edges to route on.
+        max_context_tokens: keep only the newest messages within this many
+            (estimated) tokens in the prompt; the state keeps them all.
+        name: the function's name (shown in tracebacks); default ``llm_node``.
+    """
+    if tool_choice not in ("auto", "required", "none"):
+        raise ValueError(f"tool_choice must be 'auto', 'required' or 'none', not {tool_choice!r}")
+    if max_tool_rounds < 0:
+        raise ValueError("max_tool_rounds must be 0 or more")
+    toolbox = {t.name: t for t in map(as_tool, tools)}
+    if len(toolbox) != len(tools):
+        raise ValueError("two tools share a name: " + ", ".join(as_tool(t).name for t in tools))
+    schemas = [t.schema for t in toolbox.values()]
+    prompt = system.strip()
+    if output is not None:
+        schema = json.dumps(output.model_json_schema())
+        prompt += f"\n\nReply with only a JSON object that matches this JSON schema:\n{schema}"
+    if wrappers:
+        prompt += "\n\n" + WRAPPER_INSTRUCTIONS
+    threshold = None
+    if required_until is not None and toolbox:
+        threshold = max(2, min(required_until, len(toolbox)))
+
+    async def node(state: Any, ctx: Any) -> dict[str, Any]:
+        chat_model = resolve_model(model, ctx.model)
+        turn = _Turn(ctx, chat_model, toolbox)
+        history = as_messages(_messages_of(state))
+        window = _window(history, state, max_context_tokens)
+        head = [SystemMessage(id="system", content=prompt)] if prompt else []
+        # The revision note follows the conversation: it points at the output "above".
+        note = ctx.revision_note if feedback else None
+        past = [*window, SystemMessage(id="revision", content=note)] if note else window
+        turn.failed_last = _failed_calls_of_last_turn(history)
+        turn.new.extend(UserMessage(content=text) for text in ctx.take_steering())
+
+        def request(choice: str) -> ChatRequest:
+            return ChatRequest(messages=[*head, *past, *turn.new], tools=schemas if choice != "none" else (), tool_choice=choice)
+
+        rounds = 0
+        while True:
+            choice = tool_choice
+            if threshold is not None and _distinct_tools(history, turn.new) < threshold:
+                choice = "required"
+            if rounds >= max_tool_rounds or not toolbox:
+                choice = "none"
+            reply = await turn.ask(request(choice))
+            if not reply.tool_calls:
+                break
+            rounds += 1
+            if await turn.run_tools(reply.tool_calls):
+                break  # a completion tool ran: the turn is over
+            turn.new.extend(UserMessage(content=text) for text in ctx.take_steering())
+
+        text = turn.final_text
+        update: dict[str, Any] = {}
+        if wrappers:
+            visible, status, report = parse_wrappers(text)
+            turn.restate(visible)
+            text = visible
+            update["status"] = status
+            update["status_report"] = report
+        if output is not None:
+            update.update(await turn.structured(output, request("none")))
+        if extract is not None:
+            extracted = extract(text)
+            if not isinstance(extracted, Mapping):
+                raise TypeError(f"extract() of node {ctx.node!r} must return a dict, got {type(extracted).__name__}")
+            update.update(extracted)
+        update["messages"] = turn.new
+        return update
+
+    node.__name__ = node.__qualname__ = name or "llm_node"
+    node.__doc__ = prompt or "An LLM node."
+    node.nbgraph_kind = "llm"  # type: ignore[attr-defined]
+    node.nbgraph_tools = list(toolbox)  # type: ignore[attr-defined]
+    node.system = prompt  # type: ignore[attr-defined]
+    return node
+
+
+class _Turn:
+    """One execution of an LLM node: the messages it adds and its guardrails' memory."""
+
+    def __init__(self, ctx: Any, model: Any, toolbox: dict[str, Tool]) -> None:
+        self.ctx = ctx
+        self.model = model
+        self.toolbox = toolbox
+        self.new: list[Any] = []
+        self.results: dict[str, str] = {}  # call key -> result of a successful call
+        self.failed_last: set[str] = set()  # call keys that failed in the previous round
+        self.empty = 0
+
+    @property
+    def final_text(self) -> str:
+        for message in reversed(self.new):
+            if message.role == "assistant":
+                return message.content
+        return ""
+
+    def restate(self, visible: str) -> None:
+        """Replace the last assistant message's text (wrapper tags stripped)."""
+        for i in range(len(self.new) - 1, -1, -1):
+            if self.new[i].role == "assistant":
+                self.new[i] = self.new[i].model_copy(update={"content": visible})
+                return
+
+    async def ask(self, request: ChatRequest) -> Completion:
+        """Call the model once, nudging empty replies; append and return the reply."""
+        ctx = self.ctx
+        while True:
+            ctx.check_budget()
+            reply = await self.model.complete(request, lambda text: ctx.emit("text-delta", text=text))
+            ctx.add_usage(tokens=reply.tokens, cost=reply.cost, turns=1)
+            if reply.text.strip() or reply.tool_calls:
+                self.new.append(AssistantMessage(content=reply.text, tool_calls=reply.tool_calls, node=ctx.node))
+                return reply
+            self.empty += 1
+            if self.empty > MAX_EMPTY_REPLIES:
+                raise RunFailed(
+                    f"empty replies: node {ctx.node!r} got {self.empty} empty replies from "
+                    f"{self.model.name!r} (nudged {MAX_EMPTY_REPLIES} times)"
+                )
+            self.new.append(UserMessage(content=EMPTY_REPLY_NUDGE))
+            request = ChatRequest(messages=[*request.messages, self.new[-1]], tools=request.tools, tool_choice=request.tool_choice)
+
+    async def run_tools(self, calls: Sequence[Any]) -> bool:
+        """Run one batch of calls, completion tools last; True if a completion tool ran."""
+        ctx = self.ctx
+        batch = sorted(calls, key=lambda call: self._completes(call.name))  # stable: order kept otherwise
+        failed: set[str] = set()
+        completed = False
+        for call in batch:
+            key = _call_key(call)
+            ctx.emit("tool-call", call_id=call.id, name=call.name, args=call.arguments if call.raw_arguments is None else call.raw_arguments)
+            if key in self.failed_last:
+                raise RunFailed(
+                    f"stuck: node {ctx.node!r} repeated the failing call {call.name}({_short_args(call)}) "
+                    "in two consecutive turns"
+                )
+            if key in self.results:
+                result, is_error = DUPLICATE_NOTE, False
+            else:
+                result, is_error = await self._call(call)
+                if is_error:
+                    failed.add(key)
+                else:
+                    self.results[key] = result
+                    completed = completed or self._completes(call.name)
+            ctx.emit("tool-result", call_id=call.id, name=call.name, result=result, is_error=is_error)
+            self.new.append(ToolMessage(tool_call_id=call.id, name=call.name, content=result, is_error=is_error, node=ctx.node))
+        self.failed_last = failed
+        return completed
+
+    def _completes(self, name: str) -> bool:
+        tool = self.toolbox.get(name)
+        return tool is not None and tool.completes
+
+    async def _call(self, call: Any) -> tuple[str, bool]:
+        tool = self.toolbox.get(call.name)
+        if tool is None:
+            return f"error: there is no tool {call.name!r}; the tools are: {', '.join(self.toolbox) or 'none'}", True
+        if call.raw_arguments is not None:
+            return f"error: the arguments must be a JSON object, got {call.raw_arguments[:200]!r}", True
+        try:
+            return await tool.call(call.arguments), False
+        except pydantic.ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, error['loc'])) or 'arguments'}: {error['msg']}" for error in exc.errors()
+            )
+            return f"error: invalid arguments for {call.name}: {problems}", True
+        except Exception as exc:  # a tool's failure is the model's to handle
+            return f"error: {call.name} raised {type(exc).__name__}: {exc}", True
+
+    async def structured(self, output: type[pydantic.BaseModel], request: ChatRequest) -> dict[str, Any]:
+        """Parse the final reply as ``output``; ask once for a repair if it does not fit."""
+        text = self.final_text
+        try:
+            return _parse_output(output, text)
+        except (ValueError, pydantic.ValidationError) as first:
+            repair = UserMessage(
+                content=f"Your reply was not valid JSON for {output.__name__}: {_why(first)}. "
+                "Reply again with only the corrected JSON object."
+            )
+            self.new.append(repair)
+            retry = ChatRequest(messages=[*request.messages, *self.new[-2:]], tools=(), tool_choice="none")
+            await self.ask(retry)
+            try:
+                return _parse_output(output, self.final_text)
+            except (ValueError, pydantic.ValidationError) as second:
+                raise RunFailed(
+                    f"invalid output: node {self.ctx.node!r} replied with no valid {output.__name__} "
+                    f"after one repair request: {_why(second)}"
+                ) from None
+
+
+def _parse_output(output: type[pydantic.BaseModel], text: str) -> dict[str, Any]:
+    body = text.strip()
+    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.DOTALL)
+    if fenced:
+        body = fenced.group(1)
+    return output.model_validate_json(body).model_dump()
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, pydantic.ValidationError):
+        return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['msg']}" for e in exc.errors()[:5])
+    return str(exc)
+
+
+def _call_key(call: Any) -> str:
+    return call.name + "\x00" + (call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments, sort_keys=True))
+
+
+def _failed_calls_of_last_turn(history: Sequence[Any]) -> set[str]:
+    """Keys of the calls that failed in the conversation's last tool round (an earlier
+    execution of an agent node that loops through the graph)."""
+    failed_ids: set[str] = set()
+    for message in reversed(history):
+        if message.role == "tool":
+            if message.is_error:
+                failed_ids.add(message.tool_call_id)
+        elif message.role == "assistant":
+            return {_call_key(call) for call in message.tool_calls if call.id in failed_ids}
+        elif message.role == "user":
+            break  # a person spoke since: a fresh start
+    return set()
+
+
+def _short_args(call: Any) -> str:
+    text = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments, sort_keys=True)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _messages_of(state: Any) -> Sequence[Any]:
+    if isinstance(state, Mapping):
+        return state.get("messages") or ()
+    return getattr(state, "messages", None) or ()
+
+
+def _guard_window(state: Any) -> str | None:
+    guard = state.get("guard") if isinstance(state, Mapping) else getattr(state, "guard", None)
+    return guard.get("window_start") if isinstance(guard, Mapping) else None
+
+
+def _window(history: list[Any], state: Any, max_tokens: int | None) -> list[Any]:
+    """The part of the conversation the prompt shows: from the guard's window start,
+    then the newest messages within ``max_tokens``; a tool reply never loses its call."""
+    start = _guard_window(state)
+    if start is not None:
+        for i, message in enumerate(history):
+            if message.id == start:
+                history = history[i:]
+                break
+    if max_tokens is None:
+        return history
+    kept: list[Any] = []
+    total = 0
+    for message in reversed(history):
+        total += estimate_tokens(message.content or "")
+        if total > max_tokens and kept:
+            break
+        kept.append(message)
+    kept.reverse()
+    while kept and kept[0].role == "tool":
+        kept.pop(0)
+    return kept
+
+
+def _distinct_tools(history: Sequence[Any], new: Sequence[Any]) -> int:
+    return len({m.name for m in (*history, *new) if m.role == "tool" and not m.is_error})

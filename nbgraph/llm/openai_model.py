@@ -1,0 +1,167 @@
+"""``OpenAIModel``: chat completions over ``openai.AsyncOpenAI``, streamed.
+
+Works with any OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp) through
+``base_url``. The ``openai`` package is imported when the first call is made, so
+the rest of nbgraph never loads it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+from .messages import ToolCallRequest, to_openai
+from .model import ChatRequest, Completion, ModelError, cost_of
+
+__all__ = ["OpenAIModel"]
+
+
+class OpenAIModel:
+    """A chat model behind an OpenAI-compatible endpoint.
+
+    ``api_key`` defaults to ``OPENAI_API_KEY`` and ``base_url`` to ``OPENAI_BASE_URL``;
+    a local server needs no key. ``timeout`` (seconds) and ``max_retries`` go to the
+    client, which retries rate limits and server errors itself. Other keyword
+    arguments (``temperature=0``, ``max_tokens=...``) are sent with every request.
+    The key is never shown: not in ``repr``, events, checkpoints or error messages.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        prices: tuple[float, float] | None = None,
+        **params: Any,
+    ) -> None:
+        self.name = model
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.prices = prices
+        self.params = params
+        self.__key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        self._client: Any = None
+
+    def __repr__(self) -> str:
+        where = f", base_url={self.base_url!r}" if self.base_url else ""
+        return f"OpenAIModel({self.name!r}{where})"
+
+    async def aclose(self) -> None:
+        """Close the HTTP client's connections (a new call reopens them)."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    async def __aenter__(self) -> OpenAIModel:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def _connect(self) -> Any:
+        if self._client is None:
+            if self.__key is None and self.base_url is None:
+                raise ModelError(
+                    f"model {self.name!r} has no API key: pass OpenAIModel(..., api_key=...) or set "
+                    "OPENAI_API_KEY (or base_url=... for a local server that needs none)"
+                )
+            import openai
+
+            self._client = openai.AsyncOpenAI(
+                api_key=self.__key or "no-key",  # local servers ignore it; the client insists on one
+                base_url=self.base_url,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+            )
+        return self._client
+
+    async def complete(self, request: ChatRequest, on_text: Callable[[str], None]) -> Completion:
+        import openai
+
+        client = self._connect()
+        body: dict[str, Any] = {
+            "model": self.name,
+            "messages": [to_openai(message) for message in request.messages],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            **self.params,
+        }
+        if request.tools:
+            body["tools"] = list(request.tools)
+            body["tool_choice"] = request.tool_choice
+        text: list[str] = []
+        calls: dict[int, dict[str, Any]] = {}
+        usage = None
+        finish = None
+        try:
+            stream = await client.chat.completions.create(**body)
+            async for chunk in stream:
+                if chunk.usage is not None:
+                    usage = chunk.usage
+                for choice in chunk.choices:
+                    delta = choice.delta
+                    if delta.content:
+                        text.append(delta.content)
+                        on_text(delta.content)
+                    for part in delta.tool_calls or ():
+                        call = calls.setdefault(part.index, {"id": None, "name": "", "arguments": []})
+                        if part.id:
+                            call["id"] = part.id
+                        if part.function is not None:
+                            if part.function.name:
+                                call["name"] += part.function.name
+                            if part.function.arguments:
+                                call["arguments"].append(part.function.arguments)
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+        except openai.AuthenticationError:
+            raise ModelError(f"{self._where()} rejected the API key (401): check OPENAI_API_KEY") from None
+        except openai.APITimeoutError:
+            raise ModelError(
+                f"{self._where()} did not answer within {self.timeout:g} s "
+                f"(after {self.max_retries} retries); raise OpenAIModel(timeout=...) for slow models"
+            ) from None
+        except openai.APIConnectionError as exc:
+            raise ModelError(f"cannot reach {self._where()}: {exc.__cause__ or exc}") from None
+        except openai.APIStatusError as exc:
+            raise ModelError(f"{self._where()} answered {exc.status_code}: {_message_of(exc)}") from None
+        prompt_tokens = usage.prompt_tokens if usage is not None else 0
+        completion_tokens = usage.completion_tokens if usage is not None else 0
+        return Completion(
+            text="".join(text),
+            tool_calls=tuple(_tool_call(index, call) for index, call in sorted(calls.items())),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost=cost_of(self.name, prompt_tokens, completion_tokens, self.prices),
+            finish_reason=finish,
+        )
+
+    def _where(self) -> str:
+        return f"model {self.name!r} at {self.base_url or 'api.openai.com'}"
+
+
+def _message_of(exc: Any) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+    return exc.message
+
+
+def _tool_call(index: int, call: dict[str, Any]) -> ToolCallRequest:
+    raw = "".join(call["arguments"]) or "{}"
+    try:
+        arguments = json.loads(raw)
+    except json.JSONDecodeError:
+        arguments = None
+    call_id = call["id"] or f"call_{index}"
+    if not isinstance(arguments, dict):
+        return ToolCallRequest(id=call_id, name=call["name"], raw_arguments=raw)
+    return ToolCallRequest(id=call_id, name=call["name"], arguments=arguments)

@@ -1,0 +1,96 @@
+"""Tools: typed Python functions the model may call.
+
+The JSON schema the model sees comes from the function's signature through
+pydantic, and the model's arguments are validated against the same model before
+the function runs; a validation error or an exception goes back to the model as a
+tool message instead of failing the run.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pydantic
+
+__all__ = ["Tool", "tool"]
+
+
+class Tool:
+    """A callable offered to the model. Build one with :func:`tool` or pass a function."""
+
+    def __init__(self, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None, completes: bool = False) -> None:
+        if not callable(fn):
+            raise TypeError(f"a tool must be a function, got {fn!r}")
+        self.fn = fn
+        self.name = name or fn.__name__
+        self.description = description if description is not None else _first_paragraph(inspect.getdoc(fn))
+        self.completes = completes
+        """A completion tool ends the agent's turn: it runs last in its batch, then the node returns."""
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self.arguments = _arguments_model(fn, self.name)
+        schema = self.arguments.model_json_schema()
+        schema.pop("title", None)
+        self.schema: dict[str, Any] = {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": schema},
+        }
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r})"
+
+    async def call(self, arguments: dict[str, Any]) -> str:
+        """Validate ``arguments``, run the function, and return its result as text.
+
+        Raises ``pydantic.ValidationError`` for bad arguments and whatever the
+        function raises; the agent loop turns both into error tool messages.
+        """
+        values = self.arguments.model_validate(arguments)
+        kwargs = {name: getattr(values, name) for name in type(values).model_fields}
+        result = self.fn(**kwargs)
+        if self.is_async or inspect.isawaitable(result):
+            result = await result
+        if isinstance(result, str):
+            return result
+        if isinstance(result, pydantic.BaseModel):
+            return result.model_dump_json()
+        return json.dumps(result, default=str)
+
+
+def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None, description: str | None = None, completes: bool = False) -> Any:
+    """Make a :class:`Tool`: ``@tool``, ``@tool(completes=True)`` or ``tool(fn, name=...)``."""
+    if fn is None:
+        return lambda f: Tool(f, name=name, description=description, completes=completes)
+    return Tool(fn, name=name, description=description, completes=completes)
+
+
+def as_tool(item: Any) -> Tool:
+    return item if isinstance(item, Tool) else Tool(item)
+
+
+def _first_paragraph(doc: str | None) -> str:
+    return doc.split("\n\n", 1)[0].replace("\n", " ").strip() if doc else ""
+
+
+def _arguments_model(fn: Callable[..., Any], name: str) -> type[pydantic.BaseModel]:
+    fields: dict[str, Any] = {}
+    hints = _hints(fn)
+    for param in inspect.signature(fn).parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"tool {name!r}: *args and **kwargs cannot be described to a model")
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (annotation, default)
+    config = pydantic.ConfigDict(extra="forbid")
+    return pydantic.create_model(f"{name}_arguments", __config__=config, **fields)
+
+
+def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    try:
+        import typing
+
+        return typing.get_type_hints(fn)
+    except Exception:
+        return {}
