@@ -41,6 +41,7 @@ from .events import (
     Resume,
     Route,
     RunStart,
+    TextDelta,
     _EVENT_ADAPTER,
     to_ndjson,
 )
@@ -141,6 +142,12 @@ class Context:
 
         ``ctx.emit("text-delta", text="Hel")``; thread, step and node are filled in.
         """
+        if event == "text-delta":
+            # Streamed text is live only: the step's update carries the whole reply,
+            # so a history or checkpoint never holds a model's output twice.
+            if self._run._listeners:
+                self._run._emit(TextDelta(thread=self._run.thread, step=self.step, node=self.node, **fields))
+            return
         if isinstance(event, str):
             event = _EVENT_ADAPTER.validate_python(
                 {"type": event, "thread": self._run.thread, "step": self.step, "node": self.node, **fields}

@@ -437,15 +437,17 @@ class TestEvents:
         assert seen[-1].outcome == "done"
         assert {e.thread for e in seen} == {result.thread}
 
-    def test_live_events_equal_the_recorded_trace(self):
+    def test_live_events_equal_the_recorded_trace_but_streamed_text(self):
+        # Text deltas are live only: the step's update already holds the whole text.
         seen = []
         result = self.three_nodes().invoke({}, on_event=seen.append)
-        assert result.events() == seen
+        assert result.events() == [e for e in seen if e.type != "text-delta"]
+        assert any(e.type == "text-delta" for e in seen)
 
     def test_ndjson_round_trips(self):
         result = self.three_nodes().invoke({})
         text = result.to_ndjson()
-        assert len(text.splitlines()) == 13
+        assert len(text.splitlines()) == 12
         assert list(parse_ndjson(text)) == result.events()
 
     def test_parse_ndjson_rejects_garbage(self):
