@@ -309,6 +309,24 @@ class TestGuardrails:
         assert ToolCallRequest(id="c", name="t", raw_arguments="[1]").arguments == {}
         assert Reply().text == ""
 
+    async def test_async_tools_and_extract(self):
+        import asyncio
+
+        async def slow_add(a: int, b: int) -> int:
+            await asyncio.sleep(0)
+            return a + b
+
+        model = scripted(("", [("slow_add", {"a": 2, "b": "3"})]), "The sum is 5.")
+        node = llm_node("s", model=model, tools=[slow_add], extract=lambda text: {"answer": int(text.split()[-1].rstrip("."))})
+        result = await one_node(node, state=dict).ainvoke({"messages": ["2+3?"]})
+        assert result.outcome == "done", result.reason
+        assert result.state["answer"] == 5 and result.state["messages"][2].content == "5"
+
+    async def test_tool_choice_none_offers_no_tools(self):
+        model = scripted("plain")
+        await one_node(llm_node("s", model=model, tools=[get_weather], tool_choice="none")).ainvoke(ask("x"))
+        assert model.calls[0].tools == () and model.calls[0].tool_choice == "none"
+
     async def test_wrappers_are_parsed_and_stripped(self):
         assert parse_wrappers("All set.\n<done>wrote the file</done>") == ("All set.", "done", "wrote the file")
         assert parse_wrappers("Need a key <AGENT_BLOCKED>no key</AGENT_BLOCKED>") == ("Need a key", "blocked", "no key")
