@@ -109,8 +109,10 @@ def lab(tmp_path_factory):
         process.stderr.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    # Module scope: Playwright's sync API keeps an event loop running in this thread
+    # while it is open, which would break every asyncio test collected after e2e/.
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
