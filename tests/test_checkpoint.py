@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 import json
 import sqlite3
 import subprocess
@@ -205,8 +204,7 @@ class TestCancel:
         store = MemoryCheckpointer()
 
         def slow(state):
-            time.sleep(0.002)
-            return {"n": state.n + 1}
+            return {"n": state.n + 1 + 0 * sum(range(5_000))}  # blocking work, never awaits
 
         g = Graph("busy", state=State, max_steps=20_000, max_same_node=20_000)
         g.add_node("slow", slow)
