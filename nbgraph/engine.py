@@ -1225,46 +1225,76 @@ def _run_sync(make_run: Callable[[], Run]) -> RunResult:
             return stop.value
         coro.close()
         raise RuntimeError("internal error: a synchronous graph suspended")
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    return _run_beside_loop(coro)
+    return _RUNNER.run(coro)
 
 
-def _run_beside_loop(coro: Any) -> RunResult:
-    """Run ``coro`` on a fresh loop in a worker thread while the caller's loop is busy.
+class _SyncRunner:
+    """The event loop that synchronous calls with async nodes run on: one loop, in a
+    daemon thread, for the whole process.
 
-    This is how a synchronous ``invoke()`` works inside a notebook cell (a running
-    loop). Patching the kernel's loop to be re-entrant (nest-asyncio2) also works,
-    but it patches asyncio for the whole process with no undo; a worker thread
-    leaves the kernel untouched. Nothing here waits for a person, so blocking the
-    cell's loop meanwhile cannot deadlock on a click.
+    A fresh loop per call (``asyncio.run``) would strand whatever a node keeps bound
+    to its loop, such as a model client's pooled HTTP connections, and the next call
+    would fail with "Event loop is closed". A thread of its own also serves inside a
+    notebook cell, where the kernel's loop is already running: the kernel's loop is
+    left untouched (patching it re-entrant with nest-asyncio2 also works, but patches
+    asyncio for the whole process with no undo). Nothing run here waits for a person,
+    so blocking the caller meanwhile cannot deadlock on a click.
     """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    def run(self, coro: Any) -> Any:
+        if threading.current_thread() is self._thread:
+            # invoke() from a node that itself runs here: this loop is busy with it.
+            return _run_on_own_loop(coro)
+        loop = self._start()
+        started: list[asyncio.Task[Any]] = []
+
+        async def tracked() -> Any:
+            started.append(asyncio.current_task())  # type: ignore[arg-type]
+            return await coro
+
+        future = asyncio.run_coroutine_threadsafe(tracked(), loop)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            # A kernel interrupt: cancel the run so it ends `aborted` with its checkpoint intact.
+            if started:
+                loop.call_soon_threadsafe(started[0].cancel)
+                return future.result()
+            future.cancel()
+            coro.close()
+            raise
+
+    def _start(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name="nbgraph-sync-runner", daemon=True)
+                thread.start()
+                self._loop, self._thread = loop, thread
+            return self._loop
+
+
+_RUNNER = _SyncRunner()
+
+
+def _run_on_own_loop(coro: Any) -> Any:
+    """Run ``coro`` on a fresh loop in a worker thread, and wait for it."""
     box: dict[str, Any] = {}
-    ready = threading.Event()
 
     def work() -> None:
-        loop = asyncio.new_event_loop()
-        box["loop"] = loop
-        box["task"] = loop.create_task(coro)
-        ready.set()
         try:
-            box["result"] = loop.run_until_complete(box["task"])
+            box["result"] = asyncio.run(coro)
         except BaseException as exc:  # handed to the caller's thread below
             box["error"] = exc
-        finally:
-            loop.close()
 
     worker = threading.Thread(target=work, name="nbgraph-invoke", daemon=True)
     worker.start()
-    try:
-        worker.join()
-    except KeyboardInterrupt:
-        # A kernel interrupt: cancel the run so it ends `aborted` with its checkpoint intact.
-        ready.wait()
-        box["loop"].call_soon_threadsafe(box["task"].cancel)
-        worker.join()
+    worker.join()
     if "error" in box:
         raise box["error"]
     return box["result"]

@@ -97,6 +97,16 @@ class TestOpenAIModel:
         assert roles == ["user", "assistant", "tool", "assistant"]
         assert result.state.messages[2].node == "agent"
 
+    def test_synchronous_invokes_reuse_the_models_connections(self, server):
+        model = OpenAIModel("m", base_url=server.base_url, api_key=KEY, max_retries=0)
+        g = one_node(llm_node("x", model=model))
+        try:
+            server.script(ServerReply(text="one"), ServerReply(text="two"), ServerReply(text="three"))
+            replies = [g.invoke({"messages": ["hi"]}).state.messages[-1].content for _ in range(3)]
+            assert replies == ["one", "two", "three"]
+        finally:
+            model.close()
+
     async def test_rate_limit_is_retried_by_the_client(self, server):
         server.script(ServerReply(status=429, text="slow down"), ServerReply(text="fine now"))
         async with OpenAIModel("m", base_url=server.base_url, api_key=KEY, max_retries=2) as model:

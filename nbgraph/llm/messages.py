@@ -84,14 +84,22 @@ Message = Annotated[
 _MESSAGE: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(Message)
 
 
+def _text_is_a_user_message(value: Any) -> Any:
+    return UserMessage(content=value) if isinstance(value, str) else value
+
+
+_Incoming = Annotated[Message, pydantic.BeforeValidator(_text_is_a_user_message)]
+
+
 class MessagesState(pydantic.BaseModel):
     """A state base for conversational graphs: subclass it and add your fields.
 
-    ``messages`` appends (deduplicated by id); ``guard`` is where
-    :func:`nbgraph.prebuilt.input_guard` leaves its findings.
+    ``messages`` appends (deduplicated by id) and takes plain strings as user
+    messages; ``guard`` is where :func:`nbgraph.prebuilt.input_guard` leaves its
+    findings.
     """
 
-    messages: Annotated[list[Message], append] = []
+    messages: Annotated[list[_Incoming], append] = []
     guard: Annotated[dict[str, Any], merge] = {}
 
 

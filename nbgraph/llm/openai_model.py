@@ -7,8 +7,10 @@ the rest of nbgraph never loads it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -46,17 +48,31 @@ class OpenAIModel:
         self.prices = prices
         self.params = params
         self.__key = api_key or os.environ.get("OPENAI_API_KEY") or None
-        self._client: Any = None
+        # One client per event loop: its pooled connections belong to the loop that
+        # opened them (a notebook's kernel loop, the loop synchronous runs use, ...).
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
         where = f", base_url={self.base_url!r}" if self.base_url else ""
         return f"OpenAIModel({self.name!r}{where})"
 
     async def aclose(self) -> None:
-        """Close the HTTP client's connections (a new call reopens them)."""
-        client, self._client = self._client, None
+        """Close this loop's HTTP connections (a new call reopens them)."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
             await client.close()
+
+    def close(self) -> None:
+        """Close the connections of every loop this model was used on (from sync code,
+        e.g. after ``g.invoke()`` calls; ``await model.aclose()`` inside a loop)."""
+        for loop, client in list(self._clients.items()):
+            del self._clients[loop]
+            if loop.is_closed():
+                continue
+            if loop.is_running():
+                asyncio.run_coroutine_threadsafe(client.close(), loop).result()
+            else:
+                loop.run_until_complete(client.close())
 
     async def __aenter__(self) -> OpenAIModel:
         return self
@@ -65,7 +81,9 @@ class OpenAIModel:
         await self.aclose()
 
     def _connect(self) -> Any:
-        if self._client is None:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
             if self.__key is None and self.base_url is None:
                 raise ModelError(
                     f"model {self.name!r} has no API key: pass OpenAIModel(..., api_key=...) or set "
@@ -73,13 +91,13 @@ class OpenAIModel:
                 )
             import openai
 
-            self._client = openai.AsyncOpenAI(
+            client = self._clients[loop] = openai.AsyncOpenAI(
                 api_key=self.__key or "no-key",  # local servers ignore it; the client insists on one
                 base_url=self.base_url,
                 timeout=self.timeout,
                 max_retries=self.max_retries,
             )
-        return self._client
+        return client
 
     async def complete(self, request: ChatRequest, on_text: Callable[[str], None]) -> Completion:
         import openai
