@@ -425,6 +425,7 @@ class TestStructuredOutput:
         server.script(ServerReply(text='{"label": "good", "score": 70}'), ServerReply(text='{"label": "good", "score": 7}'))
         result = await one_node(llm_node("Judge.", model=model, output=Verdict), state=dict).ainvoke({"messages": ["x"]})
         assert result.outcome == "done" and result.state["score"] == 7
+        assert [m["role"] for m in server.requests[1]["messages"]] == ["system", "user", "assistant", "user"]
         repair = server.requests[1]["messages"][-1]
         assert repair["role"] == "user" and "not valid JSON for Verdict: score: Input should be less than or equal to 10" in repair["content"]
 

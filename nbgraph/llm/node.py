@@ -148,7 +148,7 @@ def llm_node(
             update["status"] = status
             update["status_report"] = report
         if output is not None:
-            update.update(await turn.structured(output, request("none")))
+            update.update(await turn.structured(output, lambda: request("none")))
         if extract is not None:
             extracted = extract(text)
             if not isinstance(extracted, Mapping):
@@ -161,7 +161,6 @@ def llm_node(
     node.__doc__ = prompt or "An LLM node."
     node.nbgraph_kind = "llm"  # type: ignore[attr-defined]
     node.nbgraph_tools = list(toolbox)  # type: ignore[attr-defined]
-    node.system = prompt  # type: ignore[attr-defined]
     return node
 
 
@@ -258,7 +257,7 @@ class _Turn:
         except Exception as exc:  # a tool's failure is the model's to handle
             return f"error: {call.name} raised {type(exc).__name__}: {exc}", True
 
-    async def structured(self, output: type[pydantic.BaseModel], request: ChatRequest) -> dict[str, Any]:
+    async def structured(self, output: type[pydantic.BaseModel], request: Callable[[], ChatRequest]) -> dict[str, Any]:
         """Parse the final reply as ``output``; ask once for a repair if it does not fit."""
         text = self.final_text
         try:
@@ -269,8 +268,7 @@ class _Turn:
                 "Reply again with only the corrected JSON object."
             )
             self.new.append(repair)
-            retry = ChatRequest(messages=[*request.messages, *self.new[-2:]], tools=(), tool_choice="none")
-            await self.ask(retry)
+            await self.ask(request())
             try:
                 return _parse_output(output, self.final_text)
             except (ValueError, pydantic.ValidationError) as second:
