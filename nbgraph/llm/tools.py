@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -89,8 +90,6 @@ def _arguments_model(fn: Callable[..., Any], name: str) -> type[pydantic.BaseMod
 
 def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
     try:
-        import typing
-
         return typing.get_type_hints(fn)
-    except Exception:
+    except Exception:  # an unresolvable annotation: describe that parameter as "any"
         return {}
