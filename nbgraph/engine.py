@@ -18,7 +18,7 @@ import threading
 import time
 import traceback
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from .checkpoint import Checkpoint, Checkpointer, MemoryCheckpointer
@@ -768,7 +768,7 @@ class Run:
             if record is None:
                 record = _new_step(step, node_name, visit, started, duration, update, edge, ctx)
             else:
-                record = replace(record, edge=edge)
+                record = record._replace(edge=edge)
             self._history.append(record)
             node_name = edge.target
             if store is not None:
@@ -811,7 +811,7 @@ class Run:
         self._emit_step_if(lambda: _node_exit_event(self.thread, record))
         events: list[Any] = []
         verdict = await self._wait_for_person(pause, None, events)
-        answer_record = replace(record, approval_events=tuple(events))
+        answer_record = record._replace(approval_events=tuple(events))
         return self._apply_verdict(spec, answer_record, verdict)
 
     def _apply_verdict(self, spec: NodeSpec, record: Step, verdict: Approval) -> _Outcome | tuple[Step, str | None]:
@@ -827,7 +827,7 @@ class Run:
                 self._values = self._compiled.schema.apply(self._values, verdict.update, spec.name)
             except InvalidUpdate as exc:
                 return self._failure(spec.name, exc, record.step)
-            record = replace(record, edit=verdict.update)
+            record = record._replace(edit=verdict.update)
         return record, None
 
     def _settle_approval(self, verdict: Approval) -> _Outcome | None:
@@ -846,7 +846,7 @@ class Run:
             edge = FiredEdge(record.node, last.next, "end" if last.next == END else "goto", False)
         else:
             edge = self._compiled.next_edge(record.node, self._compiled.schema.view(self._values), None)
-        record = replace(record, edge=edge)
+        record = record._replace(edge=edge)
         self._history.append(record)
         self._next = edge.target
         self._checkpoint(Checkpoint(self.thread, self._compiled.name, record.step, self._values, edge.target, answers=self._answers_copy(), record=record))
@@ -960,7 +960,7 @@ class Run:
     def _record_error(self, node: str, visit: int, step: int, started: float, t0: float, exc: BaseException, ctx: Context | None) -> None:
         text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         record = _new_step(step, node, visit, started, time.perf_counter() - t0, None, None, ctx)
-        self._history.append(replace(record, error=text))
+        self._history.append(record._replace(error=text))
 
     def _stopped(self, node: str, step: int, stop: BaseException) -> _Outcome:
         self._next = node
@@ -1339,18 +1339,18 @@ def fork(
     compiled = graph.compile()
     schema = compiled.schema
     for checkpoint in checkpoints[:-1]:
-        store.put(new_thread, replace(checkpoint, thread=new_thread, status="running", pending=None))
+        store.put(new_thread, checkpoint._replace(thread=new_thread, status="running", pending=None))
     base = checkpoints[-1]
     values = schema.decode(base.state)
     record = base.record
     if update:
         values = schema.apply(values, update, record.node if record else START)
         if record is not None:
-            record = replace(record, edit={**(record.edit or {}), **update})
+            record = record._replace(edit={**(record.edit or {}), **update})
     source = record.node if record is not None else START
     edge = compiled.next_edge(source, schema.view(values), None)
     if record is not None:
-        record = replace(record, edge=edge)
+        record = record._replace(edge=edge)
     store.put(new_thread, Checkpoint(new_thread, compiled.name, step, values, edge.target, answers=base.answers, record=record))
     options.pop("live", None)
     return _run_sync(lambda: Run.from_checkpoint(graph, new_thread, checkpointer=store, **options))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol, runtime_checkable
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 import pydantic_core
 
@@ -18,13 +18,16 @@ __all__ = ["Checkpoint", "Checkpointer", "Status"]
 Status = Literal["running", "interrupted", "failed", "aborted", "denied", "done"]
 
 
-@dataclass(frozen=True, slots=True)
-class Checkpoint:
+_NO_ANSWERS: Mapping[str, Any] = MappingProxyType({})
+
+
+class Checkpoint(NamedTuple):
     """The state after ``step`` and where the run goes from there.
 
     ``next`` is the node to run next (None when an approval must be settled first,
     or the run is over). ``answers`` holds every input answered so far, by slot, so
-    a node re-run after a resume gets its answers back.
+    a node re-run after a resume gets its answers back. A named tuple, like
+    :class:`~nbgraph.Step`, because a run with a store builds one per step.
     """
 
     thread: str
@@ -35,11 +38,11 @@ class Checkpoint:
     status: Status = "running"
     reason: str | None = None
     pending: Pause | None = None
-    answers: Mapping[str, Any] = field(default_factory=dict)
+    answers: Mapping[str, Any] = _NO_ANSWERS
     record: Step | None = None
 
     def with_status(self, status: Status, **changes: Any) -> Checkpoint:
-        return replace(self, status=status, **changes)
+        return self._replace(status=status, **changes)
 
     def to_json(self) -> str:
         """JSON text (pydantic's serializer; a value it cannot serialize is an error, never pickled)."""
