@@ -173,6 +173,13 @@ class TestScriptedModel:
         assert result.history[0].tokens > 0
         assert model.calls[0].messages[0].content == "sys"
 
+    async def test_replies_of_one_turn_stream_on_separate_lines(self):
+        model = scripted(("Checking.", [("get_weather", {"city": "Oslo"})]), "Snow in Oslo.")
+        seen = []
+        result = await one_node(llm_node("s", model=model, tools=[get_weather])).ainvoke(ask("hi"), on_event=seen.append)
+        assert "".join(e.text for e in seen if e.type == "text-delta") == "Checking.\nSnow in Oslo."
+        assert [m.content for m in result.state.messages if m.role == "assistant"] == ["Checking.", "Snow in Oslo."]
+
     async def test_running_out_of_replies_is_a_clear_failure(self):
         model = ScriptedModel([])
         result = await one_node(llm_node("sys", model=model)).ainvoke(ask("hi"))

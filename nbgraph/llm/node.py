@@ -175,6 +175,8 @@ class _Turn:
         self.results: dict[str, str] = {}  # call key -> result of a successful call
         self.failed_last: set[str] = set()  # call keys that failed in the previous round
         self.empty = 0
+        self.calls = 0  # model calls made in this turn
+        self.streaming = 0  # the call whose text is streaming (0: none has streamed yet)
 
     @property
     def final_text(self) -> str:
@@ -182,6 +184,14 @@ class _Turn:
             if message.role == "assistant":
                 return message.content
         return ""
+
+    def _stream(self, text: str) -> None:
+        if self.streaming != self.calls:
+            # The first piece of another reply in this turn: start it on a new line.
+            if self.streaming:
+                text = "\n" + text
+            self.streaming = self.calls
+        self.ctx.emit("text-delta", text=text)
 
     def restate(self, visible: str) -> None:
         """Replace the last assistant message's text (wrapper tags stripped)."""
@@ -195,7 +205,8 @@ class _Turn:
         ctx = self.ctx
         while True:
             ctx.check_budget()
-            reply = await self.model.complete(request, lambda text: ctx.emit("text-delta", text=text))
+            self.calls += 1
+            reply = await self.model.complete(request, self._stream)
             ctx.add_usage(tokens=reply.tokens, cost=reply.cost, turns=1)
             if reply.text.strip() or reply.tool_calls:
                 self.new.append(AssistantMessage(content=reply.text, tool_calls=reply.tool_calls, node=ctx.node))
