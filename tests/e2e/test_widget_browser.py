@@ -1,4 +1,4 @@
-"""The live view in a real JupyterLab: the run animates, a typed answer and a click finish it."""
+"""The live view in a real JupyterLab: the run animates, and typed answers and clicks drive it."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from conftest import ARTIFACTS
 TIMEOUT = 30_000  # ms; each wait ends as soon as its condition holds
 
 
-def test_answer_and_approve_in_the_widget(lab, page):
-    page.goto(lab.notebook_url("trip.ipynb"), timeout=TIMEOUT)
+def run_all(page, lab, notebook: str):
+    """Open ``notebook``, wait for its kernel, run every cell; returns the notebook panel."""
+    page.goto(lab.notebook_url(notebook), timeout=TIMEOUT)
     panel = page.locator(".jp-NotebookPanel:visible")
     panel.locator(".jp-Notebook").wait_for(timeout=TIMEOUT)
     # Wait until the notebook's kernel is connected and idle, then run every cell.
@@ -21,15 +22,19 @@ def test_answer_and_approve_in_the_widget(lab, page):
         timeout=TIMEOUT,
     )
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    return panel
 
+
+def test_answer_and_approve_in_the_widget(lab, page):
+    panel = run_all(page, lab, "trip.ipynb")
     view = panel.locator(".nbg-root.nbg-live")
     view.wait_for(timeout=TIMEOUT)
     # The SVG shows every node, START and END included.
     page.wait_for_function(
-        "() => document.querySelectorAll('.jp-NotebookPanel .nbg-live .nbg-node').length === 5", timeout=TIMEOUT
+        "() => document.querySelectorAll('.jp-NotebookPanel .nbg-live .nbg-node').length === 6", timeout=TIMEOUT
     )
     nodes = view.locator(".nbg-node").evaluate_all("els => els.map(e => e.dataset.node)")
-    assert sorted(nodes) == ["__end__", "__start__", "ask", "book", "plan"]
+    assert sorted(nodes) == ["__end__", "__start__", "ask", "book", "pick", "plan"]
     labels = view.locator(".nbg-edge-label").all_text_contents()
     assert labels == ["state.city"]
 
@@ -42,14 +47,23 @@ def test_answer_and_approve_in_the_widget(lab, page):
     answer.fill("Kyoto")
     view.locator("button.nbg-submit").click()
 
-    # Second pause: the approval of `book`; the current node has moved on.
+    # Second pause: a choice, offered as one button per option.
+    options = view.locator("button.nbg-option")
+    options.first.wait_for(timeout=TIMEOUT)
+    page.wait_for_function(
+        "() => document.querySelector('.jp-NotebookPanel .nbg-live').dataset.current === 'pick'", timeout=TIMEOUT
+    )
+    assert options.all_text_contents() == ["single", "double"]
+    options.nth(1).click()
+
+    # Third pause: the approval of `book`; the current node has moved on.
     approve = view.locator("button.nbg-approve")
     approve.wait_for(timeout=TIMEOUT)
     page.wait_for_function(
         "() => document.querySelector('.jp-NotebookPanel .nbg-live').dataset.current === 'book'", timeout=TIMEOUT
     )
     visited = view.locator(".nbg-node.nbg-visited").evaluate_all("els => els.map(e => e.dataset.node)")
-    assert {"ask", "plan"} <= set(visited)
+    assert {"ask", "pick", "plan"} <= set(visited)
     approve.click()
 
     # The run completes: the page says so, and so does the kernel (the awaiting cell prints).
@@ -58,9 +72,9 @@ def test_answer_and_approve_in_the_widget(lab, page):
     )
     output = panel.locator('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stdout"]', has_text="RESULT")
     output.wait_for(timeout=TIMEOUT)
-    assert output.inner_text().strip() == "RESULT done ask->plan->book three days in Kyoto"
+    assert output.inner_text().strip() == "RESULT done ask->pick->plan->book three days in Kyoto, double room"
     fired = view.locator(".nbg-edge.nbg-fired").evaluate_all("els => els.map(e => e.dataset.edge)")
-    assert set(fired) == {"__start__\u2192ask", "ask\u2192plan", "plan\u2192book", "book\u2192__end__"}
+    assert set(fired) == {"__start__\u2192ask", "ask\u2192pick", "pick\u2192plan", "plan\u2192book", "book\u2192__end__"}
     unfired = view.locator(".nbg-edge.nbg-unfired").evaluate_all("els => els.map(e => e.dataset.edge)")
     assert unfired == ["plan\u2192__end__"]
     ARTIFACTS.mkdir(exist_ok=True)
@@ -79,3 +93,28 @@ def test_answer_and_approve_in_the_widget(lab, page):
     )
     page.locator("#jupyterlab-splash").wait_for(state="detached", timeout=TIMEOUT)
     view.screenshot(path=str(ARTIFACTS / "widget-done-dark.png"))
+
+
+def test_steer_and_stop_a_running_graph(lab, page):
+    panel = run_all(page, lab, "long.ipynb")
+    view = panel.locator(".nbg-root.nbg-live")
+    view.wait_for(timeout=TIMEOUT)
+    # The run is under way: the step counter moves while the awaiting cell waits.
+    page.wait_for_function(
+        "() => /step (\\d{2,})/.test(document.querySelector('.jp-NotebookPanel .nbg-live').textContent)",
+        timeout=TIMEOUT,
+    )
+    assert view.get_attribute("data-state") == "running"
+    view.locator("input.nbg-steer-input").fill("go faster")
+    view.locator("form.nbg-steer button").click()
+    page.wait_for_function(
+        "() => document.querySelector('.jp-NotebookPanel .nbg-live').textContent.includes('steer: go faster')",
+        timeout=TIMEOUT,
+    )
+    view.locator("button.nbg-stop").click()
+    page.wait_for_function(
+        "() => document.querySelector('.jp-NotebookPanel .nbg-live').dataset.state === 'aborted'", timeout=TIMEOUT
+    )
+    output = panel.locator('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stdout"]', has_text="RESULT")
+    output.wait_for(timeout=TIMEOUT)
+    assert output.inner_text().strip() == "RESULT aborted cancelled ['go faster']"
