@@ -845,7 +845,8 @@ class Run:
         elif last.next is not None:
             edge = FiredEdge(record.node, last.next, "end" if last.next == END else "goto", False)
         else:
-            edge = self._compiled.next_edge(record.node, self._compiled.schema.view(self._values), None)
+            ctx = Context(self, spec, record.step, record.visit)  # conditions may read ctx.visit
+            edge = self._compiled.next_edge(record.node, self._compiled.schema.view(self._values), ctx)
         record = record._replace(edge=edge)
         self._history.append(record)
         self._next = edge.target

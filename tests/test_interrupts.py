@@ -216,6 +216,19 @@ class TestApproval:
         ]
         assert [e.type for e in result.events()] == [e.type for e in seen]
 
+    def test_routing_after_a_durable_approval_sees_ctx(self):
+        g = Graph("review")
+        g.add_node("draft", lambda s: {"text": "v1"}, approval=True)
+        g.add_node("publish", lambda s: {"published": s.text})
+        g.add_edge(START, "draft")
+        g.add_edge("draft", "publish", when=lambda s, ctx: ctx.visit == 1, label="first visit")
+        g.add_edge("draft", END)
+        g.add_edge("publish", END)
+        paused = g.invoke({})
+        assert paused.outcome == "interrupted"
+        done = g.resume(paused.thread, True)
+        assert done.outcome == "done" and done.path == ["draft", "publish"]
+
     async def test_live_approve_with_an_edit(self):
         run = approval_graph().start({}, display=False)
         await run.next_pause(timeout=5)
