@@ -613,8 +613,7 @@ class Run:
 
     async def stream(self) -> AsyncIterator[Any]:
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        self._listeners.append(queue.put_nowait)
-        self._step_listeners.append(queue.put_nowait)
+        self.subscribe(queue.put_nowait)
         task = asyncio.get_running_loop().create_task(self.execute())
         try:
             while True:

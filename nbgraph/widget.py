@@ -162,7 +162,7 @@ class RunObserver:
             "elapsed": 0.0,
             "current": None,
         }
-        self._seen = len(run.history_since(0))  # steps before this view (a resumed run) are not replayed
+        self._seen = len(run.history)  # steps before this view (a resumed run) are not replayed
         self._visits: dict[str, int] = {}
         self._fired: dict[str, int] = {}
         self._log: deque[str | tuple[int, str, float]] = deque(maxlen=_LOG_LINES)

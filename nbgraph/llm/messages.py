@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal, Union
 
 import pydantic
@@ -25,7 +25,10 @@ __all__ = [
     "ToolMessage",
     "UserMessage",
     "as_messages",
+    "estimate_tokens",
+    "state_field",
     "to_openai",
+    "window_start",
 ]
 
 
@@ -115,6 +118,37 @@ def as_messages(items: Iterable[Any]) -> list[Any]:
         else:
             out.append(_MESSAGE.validate_python(item))
     return out
+
+
+def state_field(state: Any, name: str) -> Any:
+    """A field of any state (a dict, a dict view or a model), or None; lets the
+    conversational nodes and their pure conditions run on any of them."""
+    if isinstance(state, Mapping):
+        return state.get(name)
+    return getattr(state, name, None)
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count (four characters a token) for offline models and trimming."""
+    return len(text) // 4 + 1
+
+
+def window_start(messages: Sequence[Any], max_tokens: int) -> int:
+    """Where the newest messages that fit in ``max_tokens`` (estimated) begin.
+
+    The newest message always counts, and the window never opens on a tool reply
+    whose call it would cut off.
+    """
+    total = 0
+    start = len(messages)
+    for i in range(len(messages) - 1, -1, -1):
+        total += estimate_tokens(messages[i].content or "")
+        if total > max_tokens and start < len(messages):
+            break
+        start = i
+    while start < len(messages) - 1 and messages[start].role == "tool":
+        start += 1
+    return start
 
 
 def to_openai(message: Any) -> dict[str, Any]:

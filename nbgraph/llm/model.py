@@ -11,9 +11,9 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Union, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from .messages import ToolCallRequest
+from .messages import ToolCallRequest, estimate_tokens
 
 __all__ = [
     "PRICES",
@@ -84,20 +84,12 @@ def cost_of(model: str, prompt_tokens: int, completion_tokens: int, prices: tupl
     return (prompt_tokens * per_million[0] + completion_tokens * per_million[1]) / 1_000_000
 
 
-def estimate_tokens(text: str) -> int:
-    """A rough token count (four characters a token) for offline models and trimming."""
-    return len(text) // 4 + 1
-
-
 @dataclass(frozen=True, slots=True)
 class Reply:
     """One scripted model reply: text, tool calls, or both."""
 
     text: str = ""
     tool_calls: Sequence[tuple[str, dict[str, Any]]] = field(default_factory=tuple)
-
-
-Script = Union[str, Reply, Callable[[Sequence[Any]], Union[str, Reply]]]
 
 
 class ScriptedModel:

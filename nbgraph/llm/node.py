@@ -18,8 +18,8 @@ from typing import Any, Literal
 import pydantic
 
 from ..errors import RunFailed
-from .messages import AssistantMessage, SystemMessage, ToolMessage, UserMessage, as_messages
-from .model import ChatRequest, Completion, estimate_tokens, resolve_model
+from .messages import AssistantMessage, SystemMessage, ToolMessage, UserMessage, as_messages, state_field, window_start
+from .model import ChatRequest, Completion, resolve_model
 from .tools import Tool, as_tool
 
 __all__ = ["MAX_EMPTY_REPLIES", "llm_node", "parse_wrappers"]
@@ -112,7 +112,7 @@ def llm_node(
     async def node(state: Any, ctx: Any) -> dict[str, Any]:
         chat_model = resolve_model(model, ctx.model)
         turn = _Turn(ctx, chat_model, toolbox)
-        history = as_messages(_messages_of(state))
+        history = as_messages(state_field(state, "messages") or ())
         window = _window(history, state, max_context_tokens)
         head = [SystemMessage(id="system", content=prompt)] if prompt else []
         # The revision note follows the conversation: it points at the output "above".
@@ -231,7 +231,7 @@ class _Turn:
             ctx.emit("tool-call", call_id=call.id, name=call.name, args=call.arguments if call.raw_arguments is None else call.raw_arguments)
             if key in self.failed_last:
                 raise RunFailed(
-                    f"stuck: node {ctx.node!r} repeated the failing call {call.name}({_short_args(call)}) "
+                    f"stuck: node {ctx.node!r} repeated the failing call {call.name}({_shortened(_arguments_text(call))}) "
                     "in two consecutive turns"
                 )
             if key in self.results:
@@ -261,10 +261,7 @@ class _Turn:
         try:
             return await tool.call(call.arguments), False
         except pydantic.ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, error['loc'])) or 'arguments'}: {error['msg']}" for error in exc.errors()
-            )
-            return f"error: invalid arguments for {call.name}: {problems}", True
+            return f"error: invalid arguments for {call.name}: {_problems(exc, 'arguments')}", True
         except Exception as exc:  # a tool's failure is the model's to handle
             return f"error: {call.name} raised {type(exc).__name__}: {exc}", True
 
@@ -298,13 +295,20 @@ def _parse_output(output: type[pydantic.BaseModel], text: str) -> dict[str, Any]
 
 
 def _why(exc: Exception) -> str:
-    if isinstance(exc, pydantic.ValidationError):
-        return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['msg']}" for e in exc.errors()[:5])
-    return str(exc)
+    return _problems(exc, "reply") if isinstance(exc, pydantic.ValidationError) else str(exc)
+
+
+def _problems(exc: pydantic.ValidationError, whole: str) -> str:
+    """``field: message; ...`` for the first errors; ``whole`` names an error of the whole input."""
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or whole}: {e['msg']}" for e in exc.errors()[:5])
+
+
+def _arguments_text(call: Any) -> str:
+    return call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments, sort_keys=True)
 
 
 def _call_key(call: Any) -> str:
-    return call.name + "\x00" + (call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments, sort_keys=True))
+    return call.name + "\x00" + _arguments_text(call)
 
 
 def _failed_calls_of_last_turn(history: Sequence[Any]) -> set[str]:
@@ -322,26 +326,15 @@ def _failed_calls_of_last_turn(history: Sequence[Any]) -> set[str]:
     return set()
 
 
-def _short_args(call: Any) -> str:
-    text = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments, sort_keys=True)
+def _shortened(text: str) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _messages_of(state: Any) -> Sequence[Any]:
-    if isinstance(state, Mapping):
-        return state.get("messages") or ()
-    return getattr(state, "messages", None) or ()
-
-
-def _guard_window(state: Any) -> str | None:
-    guard = state.get("guard") if isinstance(state, Mapping) else getattr(state, "guard", None)
-    return guard.get("window_start") if isinstance(guard, Mapping) else None
-
-
 def _window(history: list[Any], state: Any, max_tokens: int | None) -> list[Any]:
-    """The part of the conversation the prompt shows: from the guard's window start,
-    then the newest messages within ``max_tokens``; a tool reply never loses its call."""
-    start = _guard_window(state)
+    """The part of the conversation the prompt shows: from the input guard's window
+    start, then the newest messages within ``max_tokens``."""
+    guard = state_field(state, "guard")
+    start = guard.get("window_start") if isinstance(guard, Mapping) else None
     if start is not None:
         for i, message in enumerate(history):
             if message.id == start:
@@ -349,17 +342,7 @@ def _window(history: list[Any], state: Any, max_tokens: int | None) -> list[Any]
                 break
     if max_tokens is None:
         return history
-    kept: list[Any] = []
-    total = 0
-    for message in reversed(history):
-        total += estimate_tokens(message.content or "")
-        if total > max_tokens and kept:
-            break
-        kept.append(message)
-    kept.reverse()
-    while kept and kept[0].role == "tool":
-        kept.pop(0)
-    return kept
+    return history[window_start(history, max_tokens):]
 
 
 def _distinct_tools(history: Sequence[Any], new: Sequence[Any]) -> int:

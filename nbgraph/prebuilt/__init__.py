@@ -10,11 +10,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..llm.messages import UserMessage, as_messages
-from ..llm.model import estimate_tokens
+from ..llm.messages import UserMessage, as_messages, state_field, window_start
 
 __all__ = ["INJECTION_PATTERNS", "MAX_NUDGES", "input_guard", "needs_nudge", "nudge"]
 
@@ -57,7 +56,7 @@ def input_guard(
     compiled = [re.compile(p, re.IGNORECASE) for p in patterns]
 
     def guard(state: Any) -> dict[str, Any]:
-        messages = as_messages(_get(state, "messages") or ())
+        messages = as_messages(state_field(state, "messages") or ())
         update: dict[str, Any] = {}
         flagged: list[str] = []
         newest = next((m for m in reversed(messages) if m.role == "user"), None)
@@ -70,7 +69,8 @@ def input_guard(
                 cleaned = newest.model_copy(update={"content": text})
                 update["messages"] = [cleaned]
                 messages = [cleaned if m.id == newest.id else m for m in messages]
-        start, dropped = _window_start(messages, max_tokens)
+        dropped = window_start(messages, max_tokens) if max_tokens is not None and messages else 0
+        start = messages[dropped].id if messages else None
         update["guard"] = {"flagged": flagged, "window_start": start, "dropped": dropped}
         return update
 
@@ -81,11 +81,11 @@ def input_guard(
 def needs_nudge(state: Any, *, max_nudges: int = MAX_NUDGES) -> bool:
     """Pure routing condition: the last assistant message is text only and the
     nudge budget is not spent (after it is, the model may finish)."""
-    messages = as_messages(_get(state, "messages") or ())
+    messages = as_messages(state_field(state, "messages") or ())
     last = next((m for m in reversed(messages) if m.role == "assistant"), None)
     if last is None or last.tool_calls:
         return False
-    return (_get(state, "nudge_count") or 0) < max_nudges
+    return (state_field(state, "nudge_count") or 0) < max_nudges
 
 
 def nudge(state: Any) -> dict[str, Any]:
@@ -94,25 +94,4 @@ def nudge(state: Any) -> dict[str, Any]:
     Pair it with :func:`needs_nudge`: ``agent -> nudge if needs_nudge(state)``,
     ``nudge -> agent``. The count stops the loop after :data:`MAX_NUDGES`.
     """
-    return {"messages": [UserMessage(content=NUDGE_TEXT)], "nudge_count": (_get(state, "nudge_count") or 0) + 1}
-
-
-def _get(state: Any, name: str) -> Any:
-    if isinstance(state, Mapping):
-        return state.get(name)
-    return getattr(state, name, None)
-
-
-def _window_start(messages: Sequence[Any], max_tokens: int | None) -> tuple[str | None, int]:
-    if max_tokens is None or not messages:
-        return (messages[0].id if messages else None), 0
-    total = 0
-    start = len(messages)
-    for i in range(len(messages) - 1, -1, -1):
-        total += estimate_tokens(messages[i].content or "")
-        if total > max_tokens and start < len(messages):
-            break
-        start = i
-    while start < len(messages) - 1 and messages[start].role == "tool":
-        start += 1  # never open the window on a tool reply whose call is cut off
-    return messages[start].id, start
+    return {"messages": [UserMessage(content=NUDGE_TEXT)], "nudge_count": (state_field(state, "nudge_count") or 0) + 1}
