@@ -2,13 +2,19 @@
 
 The engine (this package's top level) imports neither IPython nor any widget
 library; ``%load_ext nbgraph`` and :mod:`nbgraph.widget` add the notebook layer.
+The LLM layer and the SQLite and Redis checkpointers load on first use, so
+``import nbgraph`` stays cheap.
 """
 
 from __future__ import annotations
 
-from .checkpoint import Checkpoint, Checkpointer, MemoryCheckpointer, RedisCheckpointer, SQLiteCheckpointer
+from typing import TYPE_CHECKING, Any
+
+from .checkpoint.base import Checkpoint, Checkpointer
+from .checkpoint.memory import MemoryCheckpointer
 from .engine import Budget, Context, Outcome, Run, RunResult, default_checkpointer
 from .errors import (
+    GraphSyntaxError,
     GraphValidationError,
     InvalidUpdate,
     MaxStepsExceeded,
@@ -22,11 +28,18 @@ from .errors import (
     ThreadBusy,
 )
 from .events import Event, parse_ndjson
-from .graph import END, START, End, Goto, Graph, GraphWarning, RouteDecision
-from .history import FiredEdge, Step
-from .interrupts import Approval, Pause
-from .llm import MessagesState, OpenAIModel, ScriptedModel, llm_node, tool
-from .state import Reducer, StateView, accumulate, append, merge, overwrite
+from .graph import Graph, GraphWarning
+from .history import FiredEdge, Frame, Step
+from .names import END, START, End, Goto
+from .pauses import Approval, Pause
+from .plan import RouteDecision
+from .reducers import Reducer, accumulate, append, merge, overwrite
+from .state import StateView
+
+if TYPE_CHECKING:
+    from .checkpoint.redis import RedisCheckpointer
+    from .checkpoint.sqlite import SQLiteCheckpointer
+    from .llm import MessagesState, OpenAIModel, ScriptedModel, llm_node, tool
 
 __version__ = "0.1.0"
 
@@ -41,8 +54,10 @@ __all__ = [
     "End",
     "Event",
     "FiredEdge",
+    "Frame",
     "Goto",
     "Graph",
+    "GraphSyntaxError",
     "GraphValidationError",
     "GraphWarning",
     "InvalidUpdate",
@@ -56,8 +71,8 @@ __all__ = [
     "Outcome",
     "Pause",
     "Reducer",
-    "ResumeError",
     "RedisCheckpointer",
+    "ResumeError",
     "RouteDecision",
     "RoutingError",
     "Run",
@@ -75,9 +90,35 @@ __all__ = [
     "llm_node",
     "merge",
     "overwrite",
-    "tool",
     "parse_ndjson",
+    "tool",
 ]
+
+_LAZY = {
+    "MessagesState": "llm",
+    "OpenAIModel": "llm",
+    "ScriptedModel": "llm",
+    "llm_node": "llm",
+    "tool": "llm",
+    "RedisCheckpointer": "checkpoint.redis",
+    "SQLiteCheckpointer": "checkpoint.sqlite",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The LLM layer and the durable stores load when first named, not on `import nbgraph`.
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nbgraph' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 def load_ipython_extension(ipython):  # type: ignore[no-untyped-def]

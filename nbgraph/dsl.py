@@ -29,7 +29,6 @@ the line shown and a caret under the fault.
 from __future__ import annotations
 
 import ast
-import difflib
 import io
 import re
 import tokenize
@@ -38,30 +37,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import GraphValidationError, NbgraphError
-from .graph import END, START, Graph
+from .errors import GraphSyntaxError, GraphValidationError, did_you_mean
+from .graph import Graph
+from .names import END, START
 
 __all__ = ["GraphSyntaxError", "NodeDefinition", "compile_condition", "compile_node_body", "parse"]
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _ENDPOINT = re.compile(rf"\s*({_NAME})\s*(\[([^\]]*)\])?\s*$")
 _FILENAME = "<%%graph cell>"
-
-
-class GraphSyntaxError(NbgraphError, SyntaxError):
-    """A mistake in a ``%%graph`` or ``%%node`` cell, at ``line`` (1-based) and ``column`` (1-based)."""
-
-    def __init__(self, message: str, *, line: int, column: int, text: str, cell: str = "%%graph") -> None:
-        self.message = message
-        self.line = line
-        self.column = max(1, column)
-        self.source_line = text
-        self.cell = cell
-        super().__init__(message, (f"<{cell} cell>", line, self.column, text))
-
-    def __str__(self) -> str:
-        caret = " " * (self.column - 1) + "^"
-        return f"{self.cell} cell, line {self.line}, column {self.column}: {self.message}\n    {self.source_line}\n    {caret}"
 
 
 @dataclass(frozen=True)
@@ -104,9 +88,7 @@ def _strip_comment(text: str) -> str:
 
 
 def _did_you_mean(name: str, namespace: Mapping[str, Any]) -> str:
-    choices = [k for k, v in namespace.items() if callable(v) and not k.startswith("_")]
-    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.6)
-    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+    return did_you_mean(name, [k for k, v in namespace.items() if callable(v) and not k.startswith("_")])
 
 
 def compile_condition(expr: str, namespace: Mapping[str, Any], *, where: tuple[int, int, str] = (1, 1, "")) -> Callable[..., Any]:

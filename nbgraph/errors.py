@@ -12,6 +12,7 @@
     ├── NoPendingRequest (RuntimeError)     answer()/approve()/deny() with nothing open
     ├── ThreadBusy (RuntimeError)           another run is writing the same thread
     ├── ResumeError (ValueError)            nothing resumable for that thread
+    ├── GraphSyntaxError (SyntaxError)      a mistake in a %%graph or %%node cell, with line and column
     └── RunFailed                           raised by a node to end the run ``failed``
 
 Messages name the graph, node, edge or field at fault and say how to fix it.
@@ -23,6 +24,7 @@ import difflib
 from collections.abc import Iterable
 
 __all__ = [
+    "GraphSyntaxError",
     "GraphValidationError",
     "InvalidUpdate",
     "MaxStepsExceeded",
@@ -110,6 +112,22 @@ class ThreadBusy(NbgraphError, RuntimeError):
 
 class ResumeError(NbgraphError, ValueError):
     """There is nothing to resume for the given thread, or the answer does not fit."""
+
+
+class GraphSyntaxError(NbgraphError, SyntaxError):
+    """A mistake in a ``%%graph`` or ``%%node`` cell, at ``line`` (1-based) and ``column`` (1-based)."""
+
+    def __init__(self, message: str, *, line: int, column: int, text: str, cell: str = "%%graph") -> None:
+        self.message = message
+        self.line = line
+        self.column = max(1, column)
+        self.source_line = text
+        self.cell = cell
+        super().__init__(message, (f"<{cell} cell>", line, self.column, text))
+
+    def __str__(self) -> str:
+        caret = " " * (self.column - 1) + "^"
+        return f"{self.cell} cell, line {self.line}, column {self.column}: {self.message}\n    {self.source_line}\n    {caret}"
 
 
 class RunFailed(NbgraphError):

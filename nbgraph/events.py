@@ -2,18 +2,21 @@
 
 Every event has a ``type`` (``run-start``, ``node-enter``, ``text-delta``,
 ``tool-call``, ``tool-result``, ``node-exit``, ``route``, ``interrupt``, ``resume``,
-``error``, ``done``), the run's ``thread`` and the ``step`` it belongs to. Events
-are only built when someone listens, so an unobserved run pays nothing for them.
+``error``, ``done``), the run's ``thread``, the ``step`` it belongs to, and where it
+happened: the ``path`` of the node (``research/search`` inside a sub-graph) and its
+parallel ``branch``. Events are only built when someone listens, so an unobserved
+run pays nothing for them; the engine builds its own without re-validating them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from functools import cache
 from typing import Annotated, Any, Literal, Union
 
 import pydantic
 
-from .interrupts import Pause
+from .pauses import Pause
 
 __all__ = [
     "Done",
@@ -28,6 +31,7 @@ __all__ = [
     "TextDelta",
     "ToolCall",
     "ToolResult",
+    "event_from_dict",
     "parse_ndjson",
     "to_ndjson",
 ]
@@ -40,6 +44,10 @@ class _Event(pydantic.BaseModel):
     """The run's thread id."""
     step: int
     """The step the event belongs to (0 before the first node runs)."""
+    path: str = ""
+    """Where it happened: the node's name, ``outer/inner/node`` inside sub-graphs, "" for the run."""
+    branch: str | None = None
+    """The parallel branch it happened in (None on the main line)."""
 
 
 class RunStart(_Event):
@@ -131,7 +139,22 @@ Event = Annotated[
 ]
 """Any event; discriminated by ``type``."""
 
-_EVENT_ADAPTER: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(Event)
+EVENT_TYPES: dict[str, type[pydantic.BaseModel]] = {
+    cls.model_fields["type"].default: cls
+    for cls in (RunStart, NodeEnter, TextDelta, ToolCall, ToolResult, NodeExit, Route, Interrupt, Resume, ErrorEvent, Done)
+}
+"""Event classes by their ``type``."""
+
+
+@cache
+def _adapter() -> pydantic.TypeAdapter[Any]:
+    # Built on first use: a union adapter takes milliseconds that `import nbgraph` need not pay.
+    return pydantic.TypeAdapter(Event)
+
+
+def event_from_dict(data: Any) -> Any:
+    """Validate one event from its JSON form (a dict with a ``type``)."""
+    return _adapter().validate_python(data)
 
 
 def to_ndjson(events: Iterable[pydantic.BaseModel]) -> str:
@@ -145,6 +168,6 @@ def parse_ndjson(text: str) -> Iterator[Any]:
         if not line.strip():
             continue
         try:
-            yield _EVENT_ADAPTER.validate_json(line)
+            yield _adapter().validate_json(line)
         except pydantic.ValidationError as exc:
             raise ValueError(f"line {number} is not an nbgraph event: {exc}") from None

@@ -1,23 +1,30 @@
-"""Exports: mermaid text, DAG JSON (with fired edges after a run), NDJSON traces."""
+"""Exports: mermaid text, DAG JSON (with fired edges after a run), history tables.
+
+They read a graph's declared shape (name, nodes, edges, routers), which a
+:class:`~nbgraph.Graph` and its compiled :class:`~nbgraph.plan.Plan` both have, so
+a graph still being built can be drawn.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from .graph import END, START
-
-if TYPE_CHECKING:
-    from .graph import Graph
-    from .history import Step
+from .history import Step, tally
+from .names import END, START
+from .plan import NodeSpec
 
 __all__ = ["DAG_SCHEMA_VERSION", "history_table", "to_dag", "to_mermaid"]
 
-DAG_SCHEMA_VERSION = "1.0"
+DAG_SCHEMA_VERSION = "1.1"
 
 
-def _edges(graph: Graph) -> list[dict[str, Any]]:
+def _specs(graph: Any) -> Mapping[str, NodeSpec]:
+    return {name: getattr(node, "spec", node) for name, node in graph.nodes.items()}
+
+
+def _edges(graph: Any, specs: Mapping[str, NodeSpec]) -> list[dict[str, Any]]:
     edges: list[dict[str, Any]] = []
     for edge in graph.edges:
         edges.append(
@@ -26,37 +33,34 @@ def _edges(graph: Graph) -> list[dict[str, Any]]:
     for source, router in graph.routers.items():
         for target in router.targets or ():
             edges.append({"from": source, "to": target, "label": router.label, "unconditional": False, "router": True})
+    for name, spec in specs.items():
+        for target in spec.destinations or ():
+            edges.append({"from": name, "to": target, "label": "goto", "unconditional": False, "goto": True})
     return edges
 
 
-def to_dag(graph: Graph, history: Sequence[Step] | None = None) -> dict[str, Any]:
+def to_dag(graph: Any, history: Sequence[Step] | None = None) -> dict[str, Any]:
     """The graph as a JSON-ready dict; with ``history``, edges carry ``fired`` counts.
 
-    Nodes: ``{"id", "kind", "approval", "visits"?}`` with ``START``/``END`` as kind
-    ``"start"``/``"end"``. Edges: ``{"from", "to", "label", "unconditional", "fired"?}``.
+    Nodes: ``{"id", "kind", "approval", "tools"?, "visits"?}`` with ``START``/``END``
+    as kind ``"start"``/``"end"``. Edges: ``{"from", "to", "label", "unconditional",
+    "router"?, "goto"?, "fired"?}``; ``goto`` edges are the destinations a node
+    declared for its ``Goto`` commands.
     """
+    specs = _specs(graph)
     nodes: list[dict[str, Any]] = [{"id": START, "kind": "start"}]
-    for name, spec in graph.nodes.items():
+    for name, spec in specs.items():
         node: dict[str, Any] = {"id": name, "kind": spec.kind, "approval": spec.approval}
-        tools = getattr(spec.fn, "nbgraph_tools", None)
-        if tools:
-            node["tools"] = list(tools)
+        if spec.tools:
+            node["tools"] = list(spec.tools)
         nodes.append(node)
     nodes.append({"id": END, "kind": "end"})
-    edges = _edges(graph)
+    edges = _edges(graph, specs)
     dag: dict[str, Any] = {"version": DAG_SCHEMA_VERSION, "mode": "graph", "name": graph.name, "nodes": nodes, "edges": edges}
     if history is not None:
-        fired: dict[tuple[str, str], int] = {}
         visits: dict[str, int] = {}
-        for step in history:
-            if step.error is None:
-                visits[step.node] = visits.get(step.node, 0) + 1
-            if step.edge is not None:
-                key = (step.edge.source, step.edge.target)
-                fired[key] = fired.get(key, 0) + 1
-        if history and history[0].step == 1:
-            first = history[0].node
-            fired[(START, first)] = fired.get((START, first), 0) + 1
+        fired: dict[tuple[str, str], int] = {}
+        tally(history, visits, fired)
         for edge in edges:
             edge["fired"] = fired.pop((edge["from"], edge["to"]), 0)
         # Goto/End commands and routers without declared targets take edges not drawn.
@@ -83,17 +87,21 @@ def _mermaid_text(text: str) -> str:
     return text.replace('"', "#quot;").replace("|", "#124;").replace("<", "#lt;").replace(">", "#gt;")
 
 
-def to_mermaid(graph: Graph, history: Sequence[Step] | None = None) -> str:
-    """Mermaid ``flowchart TD``: condition labels on edges, dashed unconditional edges."""
+def to_mermaid(graph: Any) -> str:
+    """Mermaid ``flowchart TD``: condition labels on edges, dashed unconditional edges,
+    dotted ``goto`` edges for the destinations a node declared."""
+    specs = _specs(graph)
     lines = ["flowchart TD"]
     lines.append(f'    {_mermaid_id(START)}(["START"])')
-    for name, spec in graph.nodes.items():
+    for name, spec in specs.items():
         badge = " ✋" if spec.approval else ""
         lines.append(f'    {_mermaid_id(name)}["{_mermaid_text(name)}{badge}"]')
     lines.append(f'    {_mermaid_id(END)}(["END"])')
-    for edge in _edges(graph):
+    for edge in _edges(graph, specs):
         a, b = _mermaid_id(edge["from"]), _mermaid_id(edge["to"])
-        if edge["unconditional"]:
+        if edge.get("goto"):
+            lines.append(f"    {a} -. goto .-> {b}")
+        elif edge["unconditional"]:
             lines.append(f"    {a} -.-> {b}")
         else:
             lines.append(f'    {a} -->|"{_mermaid_text(edge["label"] or "")}"| {b}')
@@ -112,7 +120,7 @@ def history_table(history: Sequence[Step]) -> str:
             target = "END" if step.edge.target == END else step.edge.target
             edge = f"-> {target}" + (f" [{step.edge.label}]" if step.edge.label else "")
         rows.append(
-            (str(step.step), step.node, str(step.visit), f"{step.duration * 1000:.1f}", edge, str(step.tokens or ""), step.error or "")
+            (str(step.step), step.path or step.node, str(step.visit), f"{step.duration * 1000:.1f}", edge, str(step.tokens or ""), step.error or "")
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows) + "\n"

@@ -1,14 +1,37 @@
-"""Step records: what each step did, kept as the run's history and in checkpoints."""
+"""Run records: the steps a run took (its history) and the frames waiting to run."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import pydantic_core
+from .events import event_from_dict
+from .names import START
+from .state import to_jsonable
 
-__all__ = ["FiredEdge", "Step"]
+__all__ = ["FiredEdge", "Frame", "Step", "tally"]
+
+
+class Frame(NamedTuple):
+    """A node waiting to run: where a run (or a sub-graph inside it) goes next.
+
+    A checkpoint keeps the frames it resumes from; a sub-graph's frames nest under
+    the frame of the node that runs it.
+    """
+
+    node: str
+    path: str
+    """The node's location: its name, or ``outer/inner/node`` inside sub-graphs."""
+    branch: str | None = None
+    """The parallel branch the node runs in (None on the main line)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"node": self.node, "path": self.path, "branch": self.branch}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Frame:
+        return cls(data["node"], data.get("path") or data["node"], data.get("branch"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +63,10 @@ class Step(NamedTuple):
     """Seconds the node ran, not counting time spent waiting for a person."""
     update: Mapping[str, Any] | None = None
     edge: FiredEdge | None = None
+    path: str = ""
+    """Where the node ran: its name, or ``outer/inner/node`` inside sub-graphs."""
+    branch: str | None = None
+    """The parallel branch it ran in (None on the main line)."""
     tokens: int = 0
     cost: float = 0.0
     turns: int = 0
@@ -59,7 +86,9 @@ class Step(NamedTuple):
             "visit": self.visit,
             "started": self.started,
             "duration": self.duration,
-            "update": pydantic_core.to_jsonable_python(self.update, serialize_unknown=False),
+            "update": to_jsonable(self.update),
+            "path": self.path,
+            "branch": self.branch,
             "edge": None
             if self.edge is None
             else {
@@ -72,7 +101,7 @@ class Step(NamedTuple):
             "cost": self.cost,
             "turns": self.turns,
             "error": self.error,
-            "edit": pydantic_core.to_jsonable_python(self.edit, serialize_unknown=False),
+            "edit": to_jsonable(self.edit),
             "events": [event.model_dump(mode="json") for event in self.events],
             "approval_events": [event.model_dump(mode="json") for event in self.approval_events],
         }
@@ -80,8 +109,6 @@ class Step(NamedTuple):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Step:
-        from .events import _EVENT_ADAPTER
-
         edge = data.get("edge")
         return cls(
             step=data["step"],
@@ -91,13 +118,30 @@ class Step(NamedTuple):
             duration=data["duration"],
             update=data.get("update"),
             edge=None if edge is None else FiredEdge(**edge),
+            path=data.get("path") or data["node"],
+            branch=data.get("branch"),
             tokens=data.get("tokens", 0),
             cost=data.get("cost", 0.0),
             turns=data.get("turns", 0),
             error=data.get("error"),
             edit=data.get("edit"),
-            events=tuple(_EVENT_ADAPTER.validate_python(e) for e in data.get("events", ())),
-            approval_events=tuple(
-                _EVENT_ADAPTER.validate_python(e) for e in data.get("approval_events", ())
-            ),
+            events=tuple(event_from_dict(e) for e in data.get("events", ())),
+            approval_events=tuple(event_from_dict(e) for e in data.get("approval_events", ())),
         )
+
+
+def tally(steps: Iterable[Step], visits: dict[str, int], fired: dict[tuple[str, str], int]) -> None:
+    """Add to ``visits`` (node -> completed executions) and ``fired`` ((source, target) ->
+    times taken) what ``steps`` did; step 1 also counts the edge out of START.
+
+    Feed it a run's steps all at once (an export) or a few at a time (a live view).
+    """
+    for record in steps:
+        if record.step == 1:
+            fired[(START, record.node)] = fired.get((START, record.node), 0) + 1
+        if record.error is None:
+            visits[record.node] = visits.get(record.node, 0) + 1
+        edge = record.edge
+        if edge is not None:
+            key = (edge.source, edge.target)
+            fired[key] = fired.get(key, 0) + 1

@@ -29,7 +29,8 @@ from IPython.core.magic import Magics, cell_magic, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display, update_display
 
-from ._display import in_kernel
+from . import _display  # noqa: F401  (registers the display hooks)
+from .hooks import in_kernel
 from .checkpoint import MemoryCheckpointer, SQLiteCheckpointer
 from .dsl import GraphSyntaxError, NodeDefinition, compile_node_body, parse
 from .engine import Run, RunResult

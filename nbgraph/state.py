@@ -1,109 +1,44 @@
-"""State schemas and the reducers that fold node updates into state.
+"""State schemas: how a graph's state is validated, viewed, updated and stored.
 
 A graph's state is a pydantic model or a plain dict. Internally the engine keeps the
 state as a ``dict`` of field values that is never mutated once built: every step
 makes a new dict, so a node can hold on to what it was given without seeing it
-change, and any step's state can be kept by reference instead of copied.
+change, and any step's state can be kept by reference instead of copied. Fields
+fold updates through their reducers (:mod:`nbgraph.reducers`).
 """
 
 from __future__ import annotations
 
 import typing
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import pydantic
 import pydantic_core
 
 from .errors import InvalidUpdate, did_you_mean
+from .reducers import AppendLog, Reducer, append, overwrite
 
-__all__ = [
-    "Reducer",
-    "accumulate",
-    "append",
-    "merge",
-    "overwrite",
-]
+__all__ = ["Schema", "StateView", "to_jsonable"]
 
 
-@dataclass(frozen=True, slots=True)
-class Reducer:
-    """How a field combines its current value with an update.
+def _strict(value: Any) -> Any:
+    if type(value) is AppendLog:
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not JSON-serializable")
 
-    Use one of the shipped reducers in ``Annotated[type, reducer]``, or wrap your own
-    ``fn(current, update) -> new``. A reducer must not mutate either argument.
+
+def _loose(value: Any) -> Any:
+    return list(value) if type(value) is AppendLog else repr(value)
+
+
+def to_jsonable(value: Any, *, strict: bool = True) -> Any:
+    """The JSON-compatible form of a state value or update (pydantic's serializer; never pickle).
+
+    A value it cannot serialize raises ``TypeError``; with ``strict=False`` (event
+    payloads, which only describe) it is shown by its ``repr`` instead.
     """
-
-    name: str
-    fn: Callable[[Any, Any], Any]
-
-    def __call__(self, current: Any, update: Any) -> Any:
-        return self.fn(current, update)
-
-
-def _item_id(item: Any) -> Any:
-    if isinstance(item, Mapping):
-        return item.get("id")
-    return getattr(item, "id", None)
-
-
-def _append(current: Any, update: Any) -> tuple[Any, ...]:
-    # Stored as a tuple so a node cannot mutate the list it was shown.
-    if update is None:
-        return tuple(current or ())
-    items = tuple(update) if isinstance(update, (list, tuple)) else (update,)
-    existing = tuple(current or ())
-    index = {}
-    for position, item in enumerate(existing):
-        item_id = _item_id(item)
-        if item_id is not None:
-            index[item_id] = position
-    if not index and all(_item_id(item) is None for item in items):
-        return existing + items
-    merged = list(existing)
-    for item in items:
-        item_id = _item_id(item)
-        if item_id is not None and item_id in index:
-            # Same id again (a replayed step, an edited message): replace, never duplicate.
-            merged[index[item_id]] = item
-        else:
-            if item_id is not None:
-                index[item_id] = len(merged)
-            merged.append(item)
-    return tuple(merged)
-
-
-def _merge(current: Any, update: Any) -> dict[Any, Any]:
-    if update is None:
-        return dict(current or {})
-    if not isinstance(update, Mapping):
-        raise TypeError(f"merge expects a mapping, got {type(update).__name__}")
-    return {**(current or {}), **update}
-
-
-def _accumulate(current: Any, update: Any) -> Any:
-    if update is None:
-        return current
-    if isinstance(update, Mapping):
-        totals = dict(current or {})
-        for key, amount in update.items():
-            totals[key] = totals.get(key, 0) + amount
-        return totals
-    return (current or 0) + update
-
-
-overwrite = Reducer("overwrite", lambda current, update: update)
-"""The default: the latest value wins."""
-
-append = Reducer("append", _append)
-"""List append; items with an ``id`` already present replace it instead of duplicating."""
-
-merge = Reducer("merge", _merge)
-"""Shallow dict merge: keys in the update win."""
-
-accumulate = Reducer("accumulate", _accumulate)
-"""Running total: numbers add up; dicts of numbers add up key by key."""
+    return pydantic_core.to_jsonable_python(value, fallback=_strict if strict else _loose)
 
 
 class StateView(Mapping[str, Any]):
@@ -227,7 +162,7 @@ class Schema:
             values = dict(instance.__dict__)
         for name, reducer in self.reducers.items():
             if reducer is append and name in values:
-                values[name] = _append((), values[name])
+                values[name] = AppendLog(values[name] or ())
         return values
 
     def apply(self, values: Mapping[str, Any], update: Mapping[str, Any], node: str) -> dict[str, Any]:
@@ -285,24 +220,18 @@ class Schema:
 
     def output(self, values: Mapping[str, Any]) -> Any:
         """The state as users get it back: a validated model instance, or a plain dict."""
+        plain = {k: list(v) if type(v) is AppendLog else v for k, v in values.items()}
         if self.model is None:
-            result = dict(values)
-            for name in self.reducers:
-                value = result.get(name)
-                if isinstance(value, tuple):
-                    result[name] = list(value)
-            return result
-        return self.model.model_validate(
-            {k: list(v) if isinstance(v, tuple) and k in self.reducers else v for k, v in values.items()}
-        )
+            return plain
+        return self.model.model_validate(plain)
 
     def encode(self, values: Mapping[str, Any]) -> Any:
         """JSON-compatible form of the state (pydantic's serializer; never pickle)."""
-        return pydantic_core.to_jsonable_python(dict(values), serialize_unknown=False)
+        return to_jsonable(dict(values))
 
     def decode(self, data: Mapping[str, Any]) -> dict[str, Any]:
-        """Inverse of :meth:`encode`: restore field types from JSON."""
-        return self.initial(data)
+        """Inverse of :meth:`encode`: restore field types from JSON (or take a stored field dict)."""
+        return self.initial({k: list(v) if type(v) is AppendLog else v for k, v in data.items()})
 
 
 def _item_type(annotation: Any) -> Any:

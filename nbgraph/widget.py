@@ -25,7 +25,7 @@ import anywidget
 import traitlets
 
 from .errors import NbgraphError
-from .graph import END, START
+from .names import END, START
 
 __all__ = ["GraphView", "RunObserver", "graph_mimebundle", "show_run"]
 

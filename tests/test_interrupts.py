@@ -305,10 +305,11 @@ class TestApproval:
         g.add_edge("draft", "publish")
         g.add_edge("publish", END)
         g.add_edge("shortcut", END)
-        from nbgraph import GraphWarning
+        import warnings
 
-        with pytest.warns(GraphWarning, match="'shortcut' cannot be reached"):
-            g.compile()  # only a Goto leads there
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            g.compile()  # only a Goto leads to 'shortcut': where it goes cannot be known, so no warning
         if live:
             run = g.start({}, display=False)
             await run.next_pause(timeout=5)

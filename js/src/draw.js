@@ -57,7 +57,8 @@ export function drawGraph(laid, uid) {
   const edgeEls = new Map();
   const edgeLayer = svg("g", { class: "nbg-edges" });
   for (const edge of laid.edges) {
-    const group = svg("g", { class: `nbg-edge${edge.unconditional ? " nbg-unconditional" : ""}`, "data-edge": edge.key });
+    const style = edge.goto ? " nbg-goto" : edge.unconditional ? " nbg-unconditional" : "";
+    const group = svg("g", { class: `nbg-edge${style}`, "data-edge": edge.key });
     const path = svg("path", { d: pathOf(edge.points), "marker-end": `url(#arrow-${uid})` });
     group.appendChild(path);
     if (!edge.unconditional && edge.label) {

@@ -1,8 +1,30 @@
-"""Checkpointers: where runs keep their progress so they can be resumed and forked."""
+"""Checkpointers: where runs keep their progress so they can be resumed and forked.
+
+``SQLiteCheckpointer`` and ``RedisCheckpointer`` load on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from .base import Checkpoint, Checkpointer, Status
 from .memory import MemoryCheckpointer
-from .redis import RedisCheckpointer
-from .sqlite import SQLiteCheckpointer
+
+if TYPE_CHECKING:
+    from .redis import RedisCheckpointer
+    from .sqlite import SQLiteCheckpointer
 
 __all__ = ["Checkpoint", "Checkpointer", "MemoryCheckpointer", "RedisCheckpointer", "SQLiteCheckpointer", "Status"]
+
+_LAZY = {"RedisCheckpointer": "redis", "SQLiteCheckpointer": "sqlite"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nbgraph.checkpoint' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

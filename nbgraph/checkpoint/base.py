@@ -1,4 +1,4 @@
-"""The checkpointer interface and the checkpoint record."""
+"""The checkpoint record and the checkpointer interface."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ from contextlib import AbstractContextManager
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
-import pydantic_core
-
-from ..history import Step
-from ..interrupts import Pause
+from ..history import Frame, Step
+from ..pauses import Pause
+from ..state import to_jsonable
 
 __all__ = ["Checkpoint", "Checkpointer", "Status"]
 
@@ -24,22 +23,34 @@ _NO_ANSWERS: Mapping[str, Any] = MappingProxyType({})
 class Checkpoint(NamedTuple):
     """The state after ``step`` and where the run goes from there.
 
-    ``next`` is the node to run next (None when an approval must be settled first,
-    or the run is over). ``answers`` holds every input answered so far, by slot, so
-    a node re-run after a resume gets its answers back. A named tuple, like
-    :class:`~nbgraph.Step`, because a run with a store builds one per step.
+    ``frames`` are the nodes to run next (none when an approval must be settled
+    first, or the run is over); ``pauses`` the requests open when the run stopped
+    (several at once when parallel branches wait). ``answers`` holds every input
+    answered so far, by slot, so a node re-run after a resume gets its answers back.
+    A named tuple, like :class:`~nbgraph.Step`, because a run with a store builds one
+    per step.
     """
 
     thread: str
     graph: str
     step: int
     state: Mapping[str, Any]
-    next: str | None
+    frames: tuple[Frame, ...] = ()
     status: Status = "running"
     reason: str | None = None
-    pending: Pause | None = None
+    pauses: tuple[Pause, ...] = ()
     answers: Mapping[str, Any] = _NO_ANSWERS
     record: Step | None = None
+
+    @property
+    def next(self) -> str | None:
+        """The node to run next on the main line, or None."""
+        return self.frames[0].node if self.frames else None
+
+    @property
+    def pending(self) -> Pause | None:
+        """The first open request, or None."""
+        return self.pauses[0] if self.pauses else None
 
     def with_status(self, status: Status, **changes: Any) -> Checkpoint:
         return self._replace(status=status, **changes)
@@ -51,12 +62,12 @@ class Checkpoint(NamedTuple):
                 "thread": self.thread,
                 "graph": self.graph,
                 "step": self.step,
-                "state": pydantic_core.to_jsonable_python(dict(self.state)),
-                "next": self.next,
+                "state": to_jsonable(dict(self.state)),
+                "frames": [frame.to_json() for frame in self.frames],
                 "status": self.status,
                 "reason": self.reason,
-                "pending": None if self.pending is None else self.pending.model_dump(mode="json"),
-                "answers": pydantic_core.to_jsonable_python(dict(self.answers)),
+                "pauses": [pause.model_dump(mode="json") for pause in self.pauses],
+                "answers": to_jsonable(dict(self.answers)),
                 "record": None if self.record is None else self.record.to_json(),
             },
             separators=(",", ":"),
@@ -70,10 +81,10 @@ class Checkpoint(NamedTuple):
             graph=data["graph"],
             step=data["step"],
             state=data["state"],
-            next=data["next"],
+            frames=tuple(Frame.from_json(f) for f in data.get("frames") or ()),
             status=data["status"],
             reason=data.get("reason"),
-            pending=None if data.get("pending") is None else Pause.model_validate(data["pending"]),
+            pauses=tuple(Pause.model_validate(p) for p in data.get("pauses") or ()),
             answers=data.get("answers") or {},
             record=None if data.get("record") is None else Step.from_json(data["record"]),
         )

@@ -16,17 +16,34 @@ class MemoryCheckpointer:
 
     The engine never mutates a state dict once built, so storing references is as
     safe as storing copies and costs nothing per step.
+
+    Args:
+        max_threads: keep at most this many threads; writing a new one past the limit
+            drops the thread written least recently (None: no limit).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_threads: int | None = None) -> None:
+        self.max_threads = max_threads
+        # Ordered by last write: the first thread is the one to drop.
         self._threads: dict[str, dict[int, Checkpoint]] = {}
         self._locked: set[str] = set()
 
     def put(self, thread: str, checkpoint: Checkpoint) -> None:
-        steps = self._threads.get(thread)
+        threads = self._threads
+        steps = threads.get(thread)
         if steps is None:
-            steps = self._threads[thread] = {}
+            steps = threads[thread] = {}
+            if self.max_threads is not None and len(threads) > self.max_threads:
+                self._drop_oldest()
+        elif next(reversed(threads)) != thread:
+            threads[thread] = threads.pop(thread)
         steps[checkpoint.step] = checkpoint
+
+    def _drop_oldest(self) -> None:
+        for thread in self._threads:
+            if thread not in self._locked:
+                del self._threads[thread]
+                return
 
     def get(self, thread: str, step: int | None = None) -> Checkpoint | None:
         steps = self._threads.get(thread)

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Union
 
 import pydantic
 
-from ..state import append, merge
+from ..reducers import append, merge
 
 __all__ = [
     "AssistantMessage",

@@ -14,7 +14,7 @@ import pydantic
 
 from .errors import ResumeError
 
-__all__ = ["Approval", "Pause"]
+__all__ = ["Approval", "Pause", "PauseRequested", "read_approval", "read_input"]
 
 
 class Pause(pydantic.BaseModel):
@@ -28,6 +28,10 @@ class Pause(pydantic.BaseModel):
     node: str
     step: int
     """The step the node runs as (input) or ran as (approval)."""
+    path: str = ""
+    """Where the node is: its name, or ``outer/inner/node`` inside sub-graphs."""
+    branch: str | None = None
+    """The parallel branch the node runs in (None on the main line)."""
     prompt: str = ""
     options: tuple[str, ...] | None = None
     """Choices to offer as buttons; None for free text."""

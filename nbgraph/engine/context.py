@@ -1,0 +1,179 @@
+"""The node context: what a node (or a routing condition) gets besides the state."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..events import EVENT_TYPES, TextDelta
+from ..names import new_id
+from ..pauses import Pause
+from .limits import Aborted
+
+if TYPE_CHECKING:
+    from ..plan import Plan
+    from .walker import Walker
+
+__all__ = ["Context"]
+
+
+class Context:
+    """Where a node is, and ways to talk to its run.
+
+    Routing conditions get one too: ``g.route(...)`` and routing out of START or
+    after a resumed approval build a context whose ``visit`` is the node's latest.
+    A context made outside a run (``g.route``) can be read but not asked to wait
+    for a person.
+    """
+
+    __slots__ = ("_walker", "_plan", "node", "step", "visit", "path", "branch", "tokens", "cost", "turns", "_events", "_asked")
+
+    def __init__(
+        self,
+        walker: Walker | None,
+        plan: Plan,
+        node: str,
+        step: int,
+        visit: int,
+        path: str | None = None,
+        branch: str | None = None,
+    ) -> None:
+        self._walker = walker
+        self._plan = plan
+        self.node = node
+        """The running node's name."""
+        self.step = step
+        """This step's number (1 for the first node executed)."""
+        self.visit = visit
+        """How many times this node has run in this run, this time included."""
+        self.path = path if path is not None else node
+        """Where the node is: its name, or ``outer/inner/node`` inside sub-graphs."""
+        self.branch = branch
+        """The parallel branch the node runs in (None on the main line)."""
+        self.tokens = 0
+        self.cost = 0.0
+        self.turns = 0
+        self._events: list[Any] | None = None
+        self._asked = 0
+
+    @property
+    def thread(self) -> str | None:
+        """The run's thread id (None outside a run)."""
+        return self._walker.thread if self._walker is not None else None
+
+    @property
+    def graph(self) -> str:
+        return self._plan.name
+
+    @property
+    def model(self) -> Any:
+        """The graph's default model (``Graph(model=...)``), or None."""
+        return self._plan.model
+
+    @property
+    def feedback(self) -> bool:
+        """Whether LLM nodes get revision feedback on revisits (``feedback=False`` turns it off)."""
+        node = self._plan.nodes.get(self.node)
+        return node.spec.feedback if node is not None else True
+
+    @property
+    def revision_note(self) -> str | None:
+        """Feedback for LLM nodes on a revisit (None on a first visit or with feedback=False)."""
+        if self.visit < 2 or not self.feedback:
+            return None
+        return (
+            f"Graph node '{self.node}' visit #{self.visit}. Prior visit's output is provided "
+            "above; refine your response based on it."
+        )
+
+    def emit(self, event: Any = None, /, **fields: Any) -> None:
+        """Report an event: an event model, or a type name and its fields.
+
+        ``ctx.emit("text-delta", text="Hel")``; thread, step, node, path and branch
+        are filled in.
+        """
+        walker = self._walker
+        if walker is None:
+            return
+        listeners = walker.listeners
+        if event == "text-delta":
+            # Streamed text is live only: the step's update carries the whole reply,
+            # so a history or checkpoint never holds a model's output twice.
+            if listeners.all:
+                listeners.emit(TextDelta.model_construct(
+                    thread=walker.thread, step=self.step, node=self.node, path=self.path, branch=self.branch, **fields
+                ))
+            return
+        if isinstance(event, str):
+            cls = EVENT_TYPES.get(event)
+            if cls is None:
+                raise ValueError(f"unknown event type {event!r}; one of: {', '.join(EVENT_TYPES)}")
+            # Validated: the fields come from the node, not from the engine.
+            event = cls(thread=walker.thread, step=self.step, node=self.node, path=self.path, branch=self.branch, **fields)
+        elif event is None:
+            raise TypeError("emit() needs an event model or a type name such as 'text-delta'")
+        if self._events is None:
+            self._events = []
+        self._events.append(event)
+        listeners.emit(event)
+
+    def add_usage(self, *, tokens: int = 0, cost: float = 0.0, turns: int = 0) -> None:
+        """Count model usage against the run's budget and this step's record."""
+        self.tokens += tokens
+        self.cost += cost
+        self.turns += turns
+        if self._walker is not None:
+            self._walker.meter.add(tokens, cost, turns)
+
+    def check_budget(self) -> None:
+        """Abort the run now if a budget is exhausted (LLM nodes call this before each call)."""
+        if self._walker is not None:
+            reason = self._walker.meter.over()
+            if reason is not None:
+                raise Aborted(reason)
+
+    def take_steering(self) -> list[str]:
+        """Messages queued with ``run.steer(text)`` since the last call, oldest first."""
+        if self._walker is None:
+            return []
+        queued, self._walker.steering = self._walker.steering, []
+        return queued
+
+    async def request_input(
+        self,
+        prompt: str,
+        options: list[str] | tuple[str, ...] | None = None,
+        kind: str = "text",
+        slot: str | None = None,
+    ) -> Any:
+        """Ask a person; returns their answer.
+
+        In a live run this waits (the time does not count against budgets); otherwise
+        the run ends ``interrupted`` and, on resume, this node runs again from its
+        start and this call returns the stored answer. Answers are stored by
+        ``slot`` (default: node, visit and the call's position in the node).
+        """
+        walker = self._walker
+        if walker is None:
+            raise RuntimeError(f"request_input() needs a running node; {self.node!r} is being routed outside a run")
+        self._asked += 1
+        if slot is None:
+            slot = f"{self.path}#{self.visit}.{self._asked}"
+        pauses = walker.pauses
+        if slot in pauses.answers:
+            return pauses.answers[slot]
+        pause = Pause(
+            id=new_id(),
+            kind="input",
+            node=self.node,
+            step=self.step,
+            path=self.path,
+            branch=self.branch,
+            prompt=prompt,
+            options=tuple(options) if options is not None else None,
+            input_kind="choice" if options is not None and kind == "text" else kind,
+            slot=slot,
+        )
+        answer = await walker.wait_for_person(pause, self)
+        pauses.answers[slot] = answer
+        return answer
+

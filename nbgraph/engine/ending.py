@@ -1,0 +1,31 @@
+"""How a run ends: the outcome and what comes with it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ..pauses import Pause
+
+__all__ = ["Ending", "Outcome"]
+
+Outcome = Literal["done", "failed", "aborted", "interrupted", "denied"]
+"""How a run ended.
+
+- ``done``: reached END (or max_steps with return_last / flag).
+- ``failed``: a node, condition or router raised, or an update was invalid.
+- ``aborted``: cancelled, a budget or the same-node limit was exceeded.
+- ``interrupted``: waiting for a person; resume with ``g.resume(thread, answer)``.
+- ``denied``: a person denied an approval and the node has no ``on_deny`` target.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """What the walker hands back when a run stops."""
+
+    outcome: Outcome
+    reason: str | None = None
+    error: BaseException | None = None
+    pauses: tuple[Pause, ...] = ()
+    hit_max_steps: bool = False

@@ -1,0 +1,138 @@
+"""Events and listeners: who hears a run, and the events it reports.
+
+A run builds events only when someone listens. The engine builds its own events
+from data it already checked, so it skips pydantic's validation
+(``model_construct``); a listener that subscribed with ``steps=False`` is spared
+the three events of every step.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from ..events import Done, ErrorEvent, Interrupt, NodeEnter, NodeExit, Route, RunStart
+from ..history import FiredEdge, Step
+from ..pauses import Pause
+from ..state import to_jsonable
+
+__all__ = ["Listeners", "node_enter", "node_exit", "route_event", "step_end_events", "trace"]
+
+Listener = Callable[[Any], Any]
+
+
+class Listeners:
+    """The listeners of one run: ``all`` hear every event, ``steps`` also the per-step ones."""
+
+    __slots__ = ("all", "steps")
+
+    def __init__(self, listeners: Sequence[Listener] = ()) -> None:
+        self.all: list[Listener] = list(listeners)
+        self.steps: list[Listener] = list(listeners)
+
+    def subscribe(self, listener: Listener, *, steps: bool = True) -> Callable[[], None]:
+        self.all.append(listener)
+        if steps:
+            self.steps.append(listener)
+
+        def unsubscribe() -> None:
+            for group in (self.all, self.steps):
+                if listener in group:
+                    group.remove(listener)
+
+        return unsubscribe
+
+    def emit(self, event: Any) -> None:
+        _call(self.all, event)
+
+    def emit_step(self, event: Any) -> None:
+        _call(self.steps, event)
+
+    def emit_if(self, build: Callable[[], Any]) -> None:
+        if self.all:
+            _call(self.all, build())
+
+    def emit_step_if(self, build: Callable[[], Any]) -> None:
+        if self.steps:
+            _call(self.steps, build())
+
+
+def _call(listeners: list[Listener], event: Any) -> None:
+    for listener in tuple(listeners):
+        try:
+            listener(event)
+        except Exception as exc:  # a broken observer must not break the run
+            warnings.warn(f"event listener {listener!r} raised {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=3)
+
+
+# -- the engine's own events -----------------------------------------------------------
+
+
+def node_enter(thread: str, step: int, node: str, visit: int, path: str, branch: str | None) -> NodeEnter:
+    return NodeEnter.model_construct(thread=thread, step=step, node=node, visit=visit, path=path, branch=branch)
+
+
+def node_exit(thread: str, record: Step) -> NodeExit:
+    return NodeExit.model_construct(
+        thread=thread,
+        step=record.step,
+        path=record.path,
+        branch=record.branch,
+        node=record.node,
+        duration=record.duration,
+        update=to_jsonable(record.update, strict=False),
+        tokens=record.tokens,
+        cost=record.cost,
+    )
+
+
+def route_event(thread: str, step: int, edge: FiredEdge, path: str = "", branch: str | None = None) -> Route:
+    return Route.model_construct(
+        thread=thread, step=step, path=path, branch=branch, source=edge.source, target=edge.target,
+        label=edge.label, unconditional=edge.unconditional,
+    )
+
+
+def step_end_events(thread: str, record: Step) -> Iterator[Any]:
+    """node-exit, the approval's events if any, then the route taken."""
+    yield node_exit(thread, record)
+    yield from record.approval_events
+    if record.edge is not None:
+        yield route_event(thread, record.step, record.edge, record.path, record.branch)
+
+
+def trace(
+    thread: str,
+    graph: str,
+    start_edge: FiredEdge | None,
+    history: Sequence[Step],
+    *,
+    outcome: str,
+    reason: str | None,
+    error_type: str,
+    pauses: Sequence[Pause],
+    step: int,
+    hit_max_steps: bool,
+    resumed: bool = False,
+) -> Iterator[Any]:
+    """A run's events rebuilt from its history, in the order they were reported."""
+    yield RunStart.model_construct(thread=thread, step=0, graph=graph, resumed=resumed)
+    if start_edge is not None:
+        yield route_event(thread, 0, start_edge)
+    for record in history:
+        yield node_enter(thread, record.step, record.node, record.visit, record.path, record.branch)
+        yield from record.events
+        if record.error is not None:
+            continue
+        yield from step_end_events(thread, record)
+    if outcome == "failed":
+        last = history[-1] if history and history[-1].error else None
+        yield ErrorEvent.model_construct(
+            thread=thread, step=last.step if last else step, node=last.node if last else None,
+            path=last.path if last else "", branch=last.branch if last else None,
+            error=reason or "", error_type=error_type,
+        )
+    for pause in pauses:
+        yield Interrupt.model_construct(thread=thread, step=step, path=pause.path, branch=pause.branch, pause=pause)
+    yield Done.model_construct(thread=thread, step=step, outcome=outcome, reason=reason, hit_max_steps=hit_max_steps)

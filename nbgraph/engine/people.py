@@ -1,0 +1,203 @@
+"""Pauses and approvals: asking a person, waiting for the answer, settling a verdict.
+
+A live run waits for answers in memory; a durable one (or any synchronous call)
+cannot wait, so a pause ends it ``interrupted`` with a checkpoint that ``resume``
+continues from. Every pause has an id; an answer names it, so a stale or
+duplicate answer never lands on the wrong question.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidUpdate, NoPendingRequest
+from ..events import Interrupt, Resume
+from ..history import FiredEdge, Frame, Step
+from ..names import new_id
+from ..pauses import Approval, Pause, PauseRequested, read_approval, read_input
+from ..plan import Hop, NodePlan
+from ..state import to_jsonable
+from .ending import Ending
+from .listeners import node_exit, route_event
+
+if TYPE_CHECKING:
+    from .context import Context
+    from .walker import Walker
+
+__all__ = ["Pauses", "approve_step", "settle_resumed_approval", "wait_for_person"]
+
+
+class Pauses:
+    """A run's open requests, the answers it was given (by slot), and who waits for a pause."""
+
+    __slots__ = ("open", "answers", "waiters")
+
+    def __init__(self, answers: Mapping[str, Any] | None = None) -> None:
+        self.open: dict[str, tuple[Pause, asyncio.Future[Any]]] = {}
+        self.answers: dict[str, Any] = dict(answers or {})
+        self.waiters: list[asyncio.Future[Pause | None]] = []
+
+    @property
+    def pending(self) -> tuple[Pause, ...]:
+        return tuple(pause for pause, _ in self.open.values())
+
+    def answers_copy(self) -> Mapping[str, Any]:
+        return dict(self.answers) if self.answers else _EMPTY
+
+    def respond(self, pause_id: str, value: Any, check_update: Any) -> bool:
+        """Settle the open pause ``pause_id`` with ``value``; False if it is not open.
+
+        ``check_update(update, node)`` vets an approval's correction while the person
+        can still fix it.
+        """
+        entry = self.open.get(pause_id)
+        if entry is None:
+            return False
+        pause, future = entry
+        if future.done():
+            return False
+        if pause.kind == "approval":
+            value = read_approval(value)
+            if value.update:
+                check_update(value.update, pause.node)
+        else:
+            value = read_input(pause, value)
+        del self.open[pause_id]
+        future.get_loop().call_soon_threadsafe(_settle, future, value)
+        return True
+
+    def only(self, kind: str, thread: str, finished: bool) -> Pause:
+        """The one open request of ``kind``, for ``answer()`` / ``approve()`` / ``deny()``."""
+        open_ = [p for p in self.pending if p.kind == kind]
+        if not open_:
+            raise NoPendingRequest(
+                f"run {thread!r} has no open {kind} request"
+                + (" (it has finished)" if finished else "; use `await run.next_pause()` to wait for one")
+            )
+        if len(open_) > 1:
+            raise NoPendingRequest(
+                f"run {thread!r} has {len(open_)} open {kind} requests; answer each with "
+                "run.respond(pause.id, value)"
+            )
+        return open_[0]
+
+    async def next_pause(self, finished: bool, timeout: float | None) -> Pause | None:
+        if self.open:
+            return next(iter(self.open.values()))[0]
+        if finished:
+            return None
+        future: asyncio.Future[Pause | None] = asyncio.get_running_loop().create_future()
+        self.waiters.append(future)
+        return await asyncio.wait_for(future, timeout)
+
+    def wake(self, pause: Pause | None) -> None:
+        """Tell those waiting in :meth:`next_pause` that ``pause`` opened (None: the run ended)."""
+        waiters, self.waiters = self.waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(pause)
+
+
+_EMPTY: Mapping[str, Any] = {}
+
+
+def _settle(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+async def wait_for_person(walker: Walker, pause: Pause, ctx: Context | None, events: list[Any] | None = None) -> Any:
+    """Wait for the answer to ``pause`` (live), or unwind the node (durable)."""
+    if not walker.live:
+        raise PauseRequested(pause)
+    pauses = walker.pauses
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    pauses.open[pause.id] = (pause, future)
+    thread = walker.thread
+    _note(walker, Interrupt.model_construct(thread=thread, step=pause.step, path=pause.path, branch=pause.branch, pause=pause), ctx, events)
+    pauses.wake(pause)
+    t0 = time.perf_counter()
+    try:
+        answer = await future
+    finally:
+        walker.meter.waited += time.perf_counter() - t0
+        pauses.open.pop(pause.id, None)
+    resume = Resume.model_construct(
+        thread=thread, step=pause.step, path=pause.path, branch=pause.branch, pause_id=pause.id,
+        answer=to_jsonable(answer, strict=False),
+    )
+    _note(walker, resume, ctx, events)
+    return answer
+
+
+def _note(walker: Walker, event: Any, ctx: Context | None, events: list[Any] | None) -> None:
+    if ctx is not None:
+        ctx.emit(event)
+        return
+    if events is not None:
+        events.append(event)
+    walker.listeners.emit(event)
+
+
+async def approve_step(walker: Walker, node: NodePlan, record: Step) -> Ending | tuple[Step, Hop | None]:
+    """Pause after ``node`` ran until a person approves or denies its step.
+
+    ``record.edge`` holds a ``Goto``/``End`` target the node returned (None: route
+    by the edges). Returns the ending (denied, or interrupted in a durable run), or
+    the step with its verdict recorded and the hop a denial takes to ``on_deny``.
+    """
+    pause = Pause(
+        id=new_id(), kind="approval", node=node.name, step=record.step, path=record.path, branch=record.branch,
+        prompt=f"Approve the result of {node.name!r}?",
+    )
+    if not walker.live:
+        walker.history.append(record)
+        return walker.interrupt(pause, (), record)
+    # The node has finished: say so before the interrupt, so live listeners see
+    # node-exit, interrupt, resume, route in that order (the trace has the same).
+    walker.listeners.emit_step_if(lambda: node_exit(walker.thread, record))
+    events: list[Any] = []
+    verdict = await wait_for_person(walker, pause, None, events)
+    return _apply_verdict(walker, node, record._replace(approval_events=tuple(events)), verdict)
+
+
+def _apply_verdict(walker: Walker, node: NodePlan, record: Step, verdict: Approval) -> Ending | tuple[Step, Hop | None]:
+    spec = node.spec
+    if not verdict.approved:
+        if spec.on_deny is None:
+            walker.history.append(record)
+            walker.save(record, (), status="denied", reason=f"approval of {spec.name!r} was denied")
+            return Ending("denied", f"approval of {spec.name!r} was denied")
+        edge = FiredEdge(spec.name, spec.on_deny, "denied", False)
+        return record._replace(edge=edge), walker.plan.hop_of(edge)
+    if verdict.update:
+        try:
+            walker.values = walker.plan.schema.apply(walker.values, verdict.update, spec.name)
+        except InvalidUpdate as exc:
+            return walker.failure(Frame(record.node, record.path, record.branch), exc, record.step)
+        record = record._replace(edit=verdict.update)
+    return record, None
+
+
+def settle_resumed_approval(walker: Walker, verdict: Approval) -> Ending | None:
+    """Finish the approval a resumed run was paused on, then route on."""
+    record = walker.history.pop()
+    node = walker.plan.nodes[record.node]
+    settled = _apply_verdict(walker, node, record, verdict)
+    if isinstance(settled, Ending):
+        return settled
+    record, hop = settled
+    if hop is None:
+        if record.edge is not None:  # a Goto or End the node returned
+            hop = walker.plan.hop_of(record.edge)
+        else:
+            hop = walker.route_from(record)
+    record = record._replace(edge=hop.edge)
+    walker.history.append(record)
+    walker.frames = hop.frames
+    walker.save(record, hop.frames)
+    walker.listeners.emit_step_if(lambda: route_event(walker.thread, record.step, hop.edge, record.path, record.branch))
+    return None

@@ -1,0 +1,346 @@
+"""The public run handle, :class:`Run`, and how a run ended, :class:`RunResult`."""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import AsyncIterator, Callable, Generator, Mapping
+from typing import Any
+
+from ..errors import MaxStepsExceeded, RunStillRunning
+from ..events import Done, Interrupt, to_ndjson
+from ..export import to_dag
+from ..history import Step
+from ..names import new_id
+from ..pauses import Approval, Pause
+from ..plan import Plan
+from .ending import Ending, Outcome
+from .limits import Budget
+from .listeners import Listeners, trace
+from .persistence import default_checkpointer, forget, open_thread, restore, store_for
+from .walker import Walker
+
+__all__ = ["Run", "RunResult"]
+
+
+class RunResult:
+    """How a run ended: ``outcome``, ``reason``, ``state``, ``history`` and more."""
+
+    __slots__ = (
+        "_run", "outcome", "reason", "state", "history", "hit_max_steps", "pauses", "thread", "error",
+        "tokens", "cost", "turns",
+    )
+
+    def __init__(self, run: Run, ending: Ending) -> None:
+        walker = run._walker
+        self._run = run
+        self.outcome: Outcome = ending.outcome
+        self.reason = ending.reason
+        self.state = walker.plan.schema.output(walker.values)
+        self.history: tuple[Step, ...] = tuple(walker.history)
+        self.hit_max_steps = ending.hit_max_steps
+        self.pauses: tuple[Pause, ...] = ending.pauses
+        """Every request left open (several when parallel branches wait)."""
+        self.thread = run.thread
+        self.error = ending.error
+        meter = walker.meter
+        self.tokens = meter.tokens
+        self.cost = meter.cost
+        self.turns = meter.turns
+
+    @property
+    def pending(self) -> Pause | None:
+        """The open request when the run is ``interrupted`` (the first, if several)."""
+        return self.pauses[0] if self.pauses else None
+
+    @property
+    def path(self) -> list[str]:
+        """The nodes executed, in order."""
+        return [step.node for step in self.history if step.error is None]
+
+    def state_at(self, step: int) -> Any:
+        """The state after ``step`` (0 is the input)."""
+        return self._run.state_at(step)
+
+    def events(self) -> list[Any]:
+        """The run's events, in order, rebuilt from its history."""
+        walker = self._run._walker
+        return list(trace(
+            self.thread, walker.plan.name, walker.start_edge, self.history,
+            outcome=self.outcome, reason=self.reason, error_type=type(self.error).__name__,
+            pauses=self.pauses, step=walker.step, hit_max_steps=self.hit_max_steps,
+        ))
+
+    def to_ndjson(self) -> str:
+        """The event trace as NDJSON."""
+        return to_ndjson(self.events())
+
+    def to_dag(self) -> dict[str, Any]:
+        """DAG JSON with ``fired`` marked on the edges this run took."""
+        return to_dag(self._run.plan, self.history)
+
+    def __repr__(self) -> str:
+        reason = f" ({self.reason})" if self.reason else ""
+        return f"<RunResult {self.outcome}{reason}: {len(self.history)} steps, thread {self.thread!r}>"
+
+
+class Run:
+    """One run of a graph. ``g.start()`` returns it as a live handle: await it for the result.
+
+    Answer its pauses with :meth:`answer`, :meth:`approve`, :meth:`deny` or
+    :meth:`respond`; stop it with :meth:`cancel`; talk to its LLM nodes with
+    :meth:`steer`; watch it with :meth:`subscribe`.
+    """
+
+    def __init__(
+        self,
+        plan: Plan,
+        input: Any = None,
+        *,
+        thread: str | None = None,
+        checkpointer: Any = None,
+        budget: Budget | None = None,
+        live: bool = False,
+        durable: bool = False,
+        on_event: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self.plan = plan
+        self.thread = thread or new_id()
+        store = checkpointer if checkpointer is not None else plan.checkpointer
+        if store is None and live:
+            store = default_checkpointer()
+        listeners = Listeners(plan.listeners if on_event is None else (*plan.listeners, on_event))
+        self._walker = Walker(
+            plan, self.thread, input=input, store=store,
+            budget=budget if budget is not None else plan.budget, live=live and not durable, listeners=listeners,
+        )
+        self._task: asyncio.Task[RunResult] | None = None
+        self._result: RunResult | None = None
+
+    @classmethod
+    def resume(cls, plan: Plan, thread: str, answer: Any = None, *, checkpointer: Any = None, **options: Any) -> Run:
+        """A run that continues ``thread`` from its latest checkpoint, with ``answer`` for its pause."""
+        store = store_for(plan, checkpointer)
+        last, resuming = open_thread(plan, store, thread, answer)
+        run = cls(plan, thread=thread, checkpointer=store, **options)
+        restore(run._walker, last, resuming)
+        return run
+
+    # -- what it is doing -------------------------------------------------------------
+
+    @property
+    def graph(self) -> Any:
+        """The graph this run was started from."""
+        return self.plan.graph
+
+    @property
+    def checkpointer(self) -> Any:
+        return self._walker.persistence.store
+
+    @property
+    def done(self) -> bool:
+        return self._result is not None
+
+    @property
+    def step(self) -> int:
+        return self._walker.step
+
+    @property
+    def node(self) -> str | None:
+        """The node running now, or None between nodes and after the run."""
+        return self._walker.node
+
+    @property
+    def upcoming(self) -> str | None:
+        """The node running now or next to run; None once the run has ended."""
+        if self._result is not None:
+            return None
+        walker = self._walker
+        return walker.node or (walker.frames[0].node if walker.frames else None)
+
+    @property
+    def state(self) -> Any:
+        """The state after the latest completed step."""
+        return self.plan.schema.output(self._walker.values)
+
+    @property
+    def history(self) -> list[Step]:
+        return list(self._walker.history)
+
+    def history_since(self, count: int) -> list[Step]:
+        """The step records after the first ``count`` (what a view polls for progress)."""
+        return self._walker.history[count:]
+
+    @property
+    def pending(self) -> tuple[Pause, ...]:
+        """Every open request, oldest first."""
+        return self._walker.pauses.pending
+
+    def state_at(self, step: int) -> Any:
+        """The state after ``step`` (0 is the input)."""
+        return self.plan.schema.output(self._walker.persistence.state_at(step))
+
+    def to_dag(self) -> dict[str, Any]:
+        return to_dag(self.plan, self._walker.history)
+
+    def subscribe(self, listener: Callable[[Any], Any], *, steps: bool = True) -> Callable[[], None]:
+        """Call ``listener(event)`` for each event from now on; returns an unsubscribe function.
+
+        With ``steps=False`` the listener skips the per-step ``node-enter``,
+        ``node-exit`` and ``route`` events: an observer that reads progress from
+        ``run.history`` at its own pace then costs the run nothing per step.
+        """
+        return self._walker.listeners.subscribe(listener, steps=steps)
+
+    # -- talking to it ----------------------------------------------------------------
+
+    def respond(self, pause_id: str, value: Any) -> bool:
+        """Answer the pause ``pause_id``. Returns False (and does nothing) if it is not open.
+
+        For an approval, ``value`` is True / False or ``{"approved": ..., "update": {...}}``.
+
+        Raises:
+            ResumeError: the pause is open but the answer does not fit it.
+        """
+        walker = self._walker
+        return walker.pauses.respond(pause_id, value, lambda update, node: walker.plan.schema.apply(walker.values, update, node))
+
+    def answer(self, value: Any) -> None:
+        """Answer the run's one open input request."""
+        self.respond(self._walker.pauses.only("input", self.thread, self.done).id, value)
+
+    def approve(self, update: Mapping[str, Any] | None = None) -> None:
+        """Approve the open approval, optionally correcting the state with ``update``."""
+        pause = self._walker.pauses.only("approval", self.thread, self.done)
+        self.respond(pause.id, Approval(approved=True, update=dict(update) if update else None))
+
+    def deny(self) -> None:
+        """Deny the open approval."""
+        self.respond(self._walker.pauses.only("approval", self.thread, self.done).id, Approval(approved=False))
+
+    def steer(self, text: str) -> None:
+        """Queue a user message for the next LLM step to see."""
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("steer() needs a non-empty message")
+        self._walker.steering.append(text)
+
+    def cancel(self) -> None:
+        """Stop the run: it ends ``aborted`` and its last checkpoint stays consistent."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    async def next_pause(self, timeout: float | None = None) -> Pause | None:
+        """Wait until the run opens a request (returned) or finishes (None)."""
+        return await self._walker.pauses.next_pause(self._result is not None, timeout)
+
+    # -- running it -------------------------------------------------------------------
+
+    def launch(self) -> Run:
+        """Schedule the run as a task in the running loop (what ``g.start()`` does)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError(
+                "start() needs a running event loop (a notebook cell or async code); "
+                "in a plain script use invoke(), or asyncio.run(g.ainvoke(...))"
+            ) from None
+        self._walker.persistence.take_lock()
+        self._task = loop.create_task(self._execute_locked())
+        return self
+
+    async def execute(self) -> RunResult:
+        """Run to the end in the current task."""
+        self._walker.persistence.take_lock()
+        return await self._execute_locked()
+
+    async def _execute_locked(self) -> RunResult:
+        try:
+            try:
+                ending = await self._walker.execute()
+            except MaxStepsExceeded as exc:
+                exc.result = self._finish(exc.result)
+                raise
+            return self._finish(ending)
+        finally:
+            self._walker.persistence.release_lock()
+
+    async def stream(self) -> AsyncIterator[Any]:
+        """The run's events as they happen, while it runs in a task of its own."""
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.subscribe(queue.put_nowait)
+        task = asyncio.get_running_loop().create_task(self.execute())
+        try:
+            while True:
+                getter = asyncio.ensure_future(queue.get())
+                await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+                if getter.done():
+                    event = getter.result()
+                    yield event
+                    if isinstance(event, Done):
+                        break
+                else:
+                    getter.cancel()
+                    while not queue.empty():
+                        yield queue.get_nowait()
+                    break
+            await task
+        finally:
+            if not task.done():
+                task.cancel()
+
+    def _finish(self, ending: Ending) -> RunResult:
+        if self._result is not None:
+            return self._result
+        walker = self._walker
+        walker.persistence.finish(ending)
+        listeners = walker.listeners
+        for pause in ending.pauses:
+            listeners.emit_if(lambda: Interrupt.model_construct(
+                thread=self.thread, step=walker.step, path=pause.path, branch=pause.branch, pause=pause
+            ))
+        listeners.emit_if(lambda: Done.model_construct(
+            thread=self.thread, step=walker.step, outcome=ending.outcome, reason=ending.reason,
+            hit_max_steps=ending.hit_max_steps,
+        ))
+        self._result = RunResult(self, ending)
+        persistence = walker.persistence
+        if ending.outcome in ("done", "denied") and persistence.store is default_checkpointer():
+            # Nothing is left to resume: the thread lives as long as someone holds this run.
+            weakref.finalize(self, forget, persistence.store, self.thread, persistence.last)
+        walker.pauses.wake(None)
+        return self._result
+
+    def result(self) -> RunResult:
+        """The finished run's result.
+
+        Raises:
+            RunStillRunning: the run has not finished; ``await run`` instead.
+        """
+        if self._result is None:
+            if self._task is not None and self._task.done():
+                return self._task.result()
+            raise RunStillRunning(
+                f"run {self.thread!r} of graph {self.plan.name!r} is still running "
+                f"(step {self.step}) — use `await run` to wait for its result"
+            )
+        return self._result
+
+    def __await__(self) -> Generator[Any, None, RunResult]:
+        if self._task is None:
+            raise RunStillRunning("this run was not started; use g.start(...)")
+        return self._wait().__await__()
+
+    async def _wait(self) -> RunResult:
+        assert self._task is not None
+        try:
+            return await asyncio.shield(self._task)
+        except asyncio.CancelledError:
+            if self._task.cancelled():
+                # Cancelled before its first step: nothing ran, nothing to undo.
+                self._walker.persistence.release_lock()
+                return self._result or self._finish(Ending("aborted", "cancelled before it started"))
+            raise
+
+    def __repr__(self) -> str:
+        status = self._result.outcome if self._result else f"running, step {self.step}"
+        return f"<Run {self.plan.name!r} thread={self.thread!r} ({status})>"

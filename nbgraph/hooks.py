@@ -1,0 +1,59 @@
+"""Display hooks: the seam between the engine and the notebook layer.
+
+Nothing below the notebook layer names IPython or a widget. The notebook layer
+registers itself here when it is imported (``%load_ext nbgraph`` does so, and so
+does the first graph or run displayed inside a Jupyter kernel); anywhere else
+(scripts, CI, plain Python) a graph shows as text and a started run shows nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["graph_mimebundle", "in_kernel", "register", "run_started"]
+
+_show_run: list[Callable[[Any], Any]] = []
+_widget_bundle: list[Callable[[Any], dict[str, Any]]] = []
+
+
+def register(*, show_run: Callable[[Any], Any], widget_bundle: Callable[[Any], dict[str, Any]]) -> None:
+    """Install the notebook layer's hooks (it calls this when imported)."""
+    _show_run[:] = [show_run]
+    _widget_bundle[:] = [widget_bundle]
+
+
+def in_kernel() -> bool:
+    """True inside a running Jupyter kernel (checked without importing IPython)."""
+    ipython_module = sys.modules.get("IPython")
+    if ipython_module is None or "ipykernel" not in sys.modules:
+        return False
+    shell = ipython_module.get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def _notebook_layer() -> bool:
+    """Load the notebook layer inside a kernel; False where widgets cannot show."""
+    if not in_kernel():
+        return False
+    if not _show_run:
+        try:
+            from . import _display  # noqa: F401  (registers the hooks)
+        except ImportError:
+            return False
+    return bool(_show_run)
+
+
+def run_started(run: Any) -> None:
+    """A run was started with ``g.start()``: show a live view of it, where one can show."""
+    if _notebook_layer():
+        _show_run[0](run)
+
+
+def graph_mimebundle(graph: Any, mermaid: str) -> dict[str, Any]:
+    """What a displayed graph shows: the widget where it renders, mermaid text always."""
+    bundle: dict[str, Any] = {"text/plain": repr(graph), "text/markdown": f"```mermaid\n{mermaid}```\n"}
+    if _notebook_layer():
+        bundle.update(_widget_bundle[0](graph))
+    return bundle

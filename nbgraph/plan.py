@@ -1,0 +1,332 @@
+"""The compiled plan: what ``Graph.compile()`` produces and the engine walks.
+
+A plan is frozen. Each node's record carries everything the walker needs per step,
+resolved once: its calling convention, its routing (a hop it always takes, or a
+function of the state), and the frames it leads to. Redefining a graph builds a
+new plan; a run keeps the plan it started with.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple
+
+from .errors import NoEdgeMatched, RoutingError, did_you_mean
+from .history import FiredEdge, Frame
+from .names import END, START
+from .state import Schema
+
+__all__ = [
+    "Edge",
+    "Hop",
+    "NodePlan",
+    "NodeSpec",
+    "OnMaxSteps",
+    "Plan",
+    "RouteDecision",
+    "Router",
+    "is_async",
+    "takes_ctx",
+]
+
+OnMaxSteps = Literal["return_last", "raise", "flag"]
+
+
+# -- what the builder declares ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    """A node as declared, with its calling convention resolved once."""
+
+    name: str
+    fn: Callable[..., Any]
+    takes_ctx: bool
+    is_async: bool
+    approval: bool = False
+    on_deny: str | None = None
+    feedback: bool = True
+    destinations: tuple[str, ...] | None = None
+    """Where a ``Goto`` from this node may lead (None: not declared)."""
+
+    @property
+    def kind(self) -> str:
+        return getattr(self.fn, "nbgraph_kind", "function")
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        return tuple(getattr(self.fn, "nbgraph_tools", ()) or ())
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """One edge. ``when`` is None for an unconditional edge, which always matches."""
+
+    source: str
+    target: str
+    when: Callable[..., Any] | None = None
+    label: str | None = None
+
+    @property
+    def unconditional(self) -> bool:
+        return self.when is None
+
+    def describe(self) -> str:
+        condition = "always" if self.when is None else f"if {self.label}"
+        return f"{self.source} -> {self.target} ({condition})"
+
+
+@dataclass(frozen=True, slots=True)
+class Router:
+    """A routing function: ``fn(state) -> target name``, checked against ``targets``."""
+
+    source: str
+    fn: Callable[..., Any]
+    targets: tuple[str, ...] | None
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class RouteDecision:
+    """Why routing out of ``source`` chose ``target``.
+
+    ``checks`` lists each candidate tried, in order, with what its condition gave.
+    """
+
+    source: str
+    target: str
+    label: str | None
+    unconditional: bool
+    checks: tuple[tuple[str, str, Any], ...] = ()
+
+    def explain(self) -> str:
+        lines = [f"{self.source} -> {self.target}" + (f"  [{self.label}]" if self.label else "")]
+        for target, label, value in self.checks:
+            lines.append(f"  {self.source} -> {target}: {label} = {value!r}")
+        return "\n".join(lines)
+
+
+# -- what the engine walks -------------------------------------------------------------
+
+
+class Hop(NamedTuple):
+    """Where routing goes after a step: the edge it fired and the frames it leads to."""
+
+    edge: FiredEdge
+    frames: tuple[Frame, ...]
+
+
+Route = Callable[[Any, Any], Hop]
+"""``route(state_view, ctx) -> Hop``: routing out of one node."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodePlan:
+    """One node, ready to run: the walker reads only these fields per step."""
+
+    name: str
+    fn: Callable[..., Any]
+    takes_ctx: bool
+    is_async: bool
+    approval: bool
+    wants_ctx: bool
+    """The function, a condition or the router takes a ``ctx``: build one per step."""
+    fixed: Hop | None
+    """The hop routing always takes (one unconditional edge); None when it depends on the state."""
+    route: Route
+    decide: Callable[[Any, Any], RouteDecision]
+    frame: Frame
+    spec: NodeSpec
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Plan:
+    """A validated, frozen graph: what the engine walks."""
+
+    name: str
+    schema: Schema
+    nodes: Mapping[str, NodePlan]
+    start: NodePlan
+    """Routing out of START, as a node record that never runs."""
+    edges: tuple[Edge, ...]
+    """The edges as declared (for exports and views)."""
+    routers: Mapping[str, Router]
+    max_steps: int
+    on_max_steps: OnMaxSteps
+    max_same_node: int
+    all_sync: bool
+    """No node is async: a run can be driven without an event loop."""
+    model: Any = None
+    budget: Any = None
+    checkpointer: Any = None
+    listeners: tuple[Callable[[Any], Any], ...] = ()
+    graph: Any = None
+    """The builder this plan was compiled from (shown by views; never read by the engine)."""
+    _gotos: dict[tuple[str, str], Hop] = field(default_factory=dict, repr=False)
+
+    def node(self, name: str) -> NodePlan:
+        """The node record for ``name`` (START's routing record for START)."""
+        return self.start if name == START else self.nodes[name]
+
+    def goto(self, source: str, target: str) -> Hop:
+        """The hop of a ``Goto``/``End`` command from ``source`` (built once per pair)."""
+        hop = self._gotos.get((source, target))
+        if hop is None:
+            edge = FiredEdge(source, target, "end" if target == END else "goto", False)
+            hop = self._gotos[(source, target)] = Hop(edge, self.frames_to(target))
+        return hop
+
+    def frames_to(self, target: str) -> tuple[Frame, ...]:
+        return () if target == END else (self.nodes[target].frame,)
+
+    def route(self, source: str, view: Any, ctx: Any) -> RouteDecision:
+        """Routing out of ``source``, recording each candidate's condition value."""
+        return self.node(source).decide(view, ctx)
+
+    def start_edge(self, target: str) -> FiredEdge:
+        """The edge out of START to ``target`` as declared (for the trace of a resumed run)."""
+        for edge in self.edges:
+            if edge.source == START and edge.target == target:
+                return FiredEdge(START, target, edge.label, edge.when is None)
+        router = self.routers.get(START)
+        return FiredEdge(START, target, router.label if router else None, False)
+
+    def hop_of(self, edge: FiredEdge) -> Hop:
+        """The hop for an edge already taken (a restored step's record)."""
+        return Hop(edge, self.frames_to(edge.target))
+
+
+# -- routing, compiled once per node ---------------------------------------------------
+
+
+class _Candidate(NamedTuple):
+    target: str
+    when: Callable[..., Any] | None
+    takes_ctx: bool
+    label: str | None
+    hop: Hop
+
+
+class FirstMatch:
+    """Edges out of a node, tried in declaration order; the first whose condition holds wins."""
+
+    __slots__ = ("source", "candidates")
+
+    def __init__(self, source: str, edges: Sequence[Edge], hop: Callable[[Edge], Hop]) -> None:
+        self.source = source
+        self.candidates = tuple(
+            _Candidate(
+                e.target, e.when, e.when is not None and takes_ctx(e.when, f"condition of {source} -> {e.target}"),
+                e.label, hop(e),
+            )
+            for e in edges
+        )
+
+    @property
+    def takes_ctx(self) -> bool:
+        return any(c.takes_ctx for c in self.candidates)
+
+    @property
+    def fixed(self) -> Hop | None:
+        """The hop taken whatever the state: the first edge is unconditional."""
+        first = self.candidates[0]
+        return first.hop if first.when is None else None
+
+    def route(self, view: Any, ctx: Any) -> Hop:
+        for candidate in self.candidates:
+            if candidate.when is None or self._holds(candidate, view, ctx):
+                return candidate.hop
+        raise self._no_match()
+
+    def decide(self, view: Any, ctx: Any) -> RouteDecision:
+        checks: list[tuple[str, str, Any]] = []
+        for candidate in self.candidates:
+            held = True if candidate.when is None else self._holds(candidate, view, ctx)
+            checks.append((candidate.target, candidate.label or "always", held))
+            if held:
+                edge = candidate.hop.edge
+                return RouteDecision(self.source, edge.target, edge.label, edge.unconditional, tuple(checks))
+        raise self._no_match()
+
+    def _holds(self, candidate: _Candidate, view: Any, ctx: Any) -> bool:
+        when = candidate.when
+        assert when is not None
+        try:
+            return bool(when(view, ctx) if candidate.takes_ctx else when(view))
+        except Exception as exc:
+            raise RoutingError(
+                f"the condition of edge {self.source} -> {candidate.target} [{candidate.label}] raised "
+                f"{type(exc).__name__}: {exc}",
+                node=self.source,
+            ) from exc
+
+    def _no_match(self) -> NoEdgeMatched:
+        return NoEdgeMatched(
+            self.source,
+            [f"-> {c.target}" + (" (unconditional)" if c.when is None else f" if {c.label}") for c in self.candidates],
+        )
+
+
+class RoutedBy:
+    """A router function: ``fn(state) -> target name``, checked against its targets."""
+
+    __slots__ = ("source", "fn", "takes_ctx", "label", "valid", "hops")
+
+    def __init__(self, router: Router, takes_ctx: bool, valid: tuple[str, ...], hops: Mapping[str, Hop]) -> None:
+        self.source = router.source
+        self.fn = router.fn
+        self.takes_ctx = takes_ctx
+        self.label = router.label
+        self.valid = valid
+        self.hops = hops
+
+    def route(self, view: Any, ctx: Any) -> Hop:
+        try:
+            target = self.fn(view, ctx) if self.takes_ctx else self.fn(view)
+        except Exception as exc:
+            raise RoutingError(
+                f"router {self.label!r} of node {self.source!r} raised {type(exc).__name__}: {exc}",
+                node=self.source,
+            ) from exc
+        hop = self.hops.get(target) if isinstance(target, str) else None
+        if hop is None:
+            raise RoutingError(
+                f"router {self.label!r} of node {self.source!r} returned {target!r}, which is not "
+                f"one of its targets: {', '.join(self.valid)}"
+                + (did_you_mean(target, self.valid) if isinstance(target, str) else ""),
+                node=self.source,
+            )
+        return hop
+
+    def decide(self, view: Any, ctx: Any) -> RouteDecision:
+        edge = self.route(view, ctx).edge
+        return RouteDecision(self.source, edge.target, edge.label, False, ((edge.target, edge.label or "router", edge.target),))
+
+
+# -- calling conventions ---------------------------------------------------------------
+
+
+def takes_ctx(fn: Callable[..., Any], what: str) -> bool:
+    """Whether ``fn`` wants ``(state, ctx)`` rather than ``(state)``.
+
+    Raises:
+        TypeError: ``fn`` cannot take the state as its first argument.
+    """
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not positional and not any(p.kind is p.VAR_POSITIONAL for p in params):
+        raise TypeError(f"{what} must accept the state as its first argument: {fn!r}")
+    if len(positional) < 2:
+        return any(p.kind is p.VAR_POSITIONAL for p in params)
+    # `lambda s, name=name: ...` binds a loop variable; only a required or `ctx` slot wants ctx.
+    second = positional[1]
+    return second.default is second.empty or second.name == "ctx"
+
+
+def is_async(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
