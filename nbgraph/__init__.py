@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .checkpoint.base import Checkpoint, Checkpointer
 from .checkpoint.memory import MemoryCheckpointer
+from .compiler import GraphWarning
 from .engine import Budget, Context, Outcome, Run, RunResult, default_checkpointer
 from .errors import (
     GraphSyntaxError,
@@ -28,7 +29,7 @@ from .errors import (
     ThreadBusy,
 )
 from .events import Event, parse_ndjson
-from .graph import Graph, GraphWarning
+from .graph import Graph
 from .history import FiredEdge, Frame, Step
 from .names import END, START, End, Goto
 from .pauses import Approval, Pause

@@ -7,30 +7,24 @@ keeps its own plan, so redefining the graph meanwhile never disturbs it.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import engine, hooks
-from .errors import GraphValidationError, did_you_mean
+from .compiler import GraphWarning, compile_graph
+from .errors import did_you_mean
 from .export import to_dag, to_mermaid
-from .history import FiredEdge, Frame
 from .names import END, START, End, Goto
 from .plan import (
     Edge,
-    FirstMatch,
-    Hop,
-    NodePlan,
     NodeSpec,
     OnMaxSteps,
     Plan,
     RouteDecision,
-    RoutedBy,
     Router,
     is_async,
     takes_ctx,
 )
-from .state import Schema
 
 if TYPE_CHECKING:
     from .checkpoint.base import Checkpointer
@@ -39,13 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = ["END", "START", "Edge", "End", "Goto", "Graph", "GraphWarning", "RouteDecision"]
 
-_ON_MAX_STEPS = ("return_last", "raise", "flag")
 _PLANNED = frozenset({"name", "state", "max_steps", "on_max_steps", "max_same_node", "budget", "checkpointer", "model"})
 """Graph attributes the plan is built from: setting one means compiling again."""
-
-
-class GraphWarning(UserWarning):
-    """A graph that will run but is probably not what was meant (an unreachable node)."""
 
 
 def _label_of(fn: Callable[..., Any], anonymous: str) -> str:
@@ -109,8 +98,6 @@ class Graph:
         object.__setattr__(self, key, value)
         if key in _PLANNED:
             object.__setattr__(self, "_plan", None)
-            if key == "state":
-                object.__setattr__(self, "_schema", Schema(value))
 
     # -- building -----------------------------------------------------------------
 
@@ -222,6 +209,10 @@ class Graph:
     def routers(self) -> Mapping[str, Router]:
         return dict(self._routers)
 
+    @property
+    def listeners(self) -> list[Callable[[Event], Any]]:
+        return list(self._listeners)
+
     # -- validation ---------------------------------------------------------------
 
     def compile(self) -> Plan:
@@ -230,161 +221,9 @@ class Graph:
         Raises:
             GraphValidationError: the graph breaks one or more build rules.
         """
-        if self._plan is not None:
-            return self._plan
-        out = self._validate()
-        unreachable = self._unreachable(out)
-        if unreachable:
-            warnings.warn(
-                f"graph {self.name!r}: node(s) {', '.join(map(repr, unreachable))} cannot be reached "
-                "from START by any edge, router target or declared Goto destination",
-                GraphWarning,
-                stacklevel=2,
-            )
-        frames = {name: Frame(name, name) for name in self._nodes}
-
-        def hop(source: str, target: str, label: str | None, unconditional: bool) -> Hop:
-            return Hop(FiredEdge(source, target, label, unconditional), () if target == END else (frames[target],))
-
-        nodes: dict[str, NodePlan] = {}
-        for source in (START, *self._nodes):
-            router = self._routers.get(source)
-            if router is not None:
-                valid = router.targets if router.targets is not None else (*self._nodes, END)
-                routed = RoutedBy(
-                    router, takes_ctx(router.fn, f"router of {source!r}"), valid,
-                    {target: hop(source, target, router.label, False) for target in valid},
-                )
-                route, decide, fixed, routing_ctx = routed.route, routed.decide, None, routed.takes_ctx
-            else:
-                edges = FirstMatch(source, out[source], lambda e: hop(e.source, e.target, e.label, e.when is None))
-                route, decide, fixed, routing_ctx = edges.route, edges.decide, edges.fixed, edges.takes_ctx
-            spec = self._nodes.get(source) or NodeSpec(START, _never_runs, False, False)
-            nodes[source] = NodePlan(
-                name=source, fn=spec.fn, takes_ctx=spec.takes_ctx, is_async=spec.is_async, approval=spec.approval,
-                wants_ctx=spec.takes_ctx or routing_ctx, fixed=fixed, route=route, decide=decide,
-                frame=frames.get(source) or Frame(START, START), spec=spec,
-            )
-        start = nodes.pop(START)
-        self._plan = Plan(
-            name=self.name,
-            schema=self._schema,
-            nodes=nodes,
-            start=start,
-            edges=tuple(self._edges),
-            routers=dict(self._routers),
-            max_steps=self.max_steps,
-            on_max_steps=self.on_max_steps,
-            max_same_node=self.max_same_node,
-            all_sync=not any(spec.is_async for spec in self._nodes.values()),
-            model=self.model,
-            budget=self.budget,
-            checkpointer=self.checkpointer,
-            listeners=tuple(self._listeners),
-            graph=self,
-        )
+        if self._plan is None:
+            self._plan = compile_graph(self)
         return self._plan
-
-    def _validate(self) -> dict[str, list[Edge]]:
-        """Every build rule the graph breaks, raised at once; the edges out of each node."""
-        problems: list[str] = []
-        nodes = self._nodes
-        known = set(nodes)
-        if not isinstance(self.name, str) or not self.name.strip():
-            problems.append("the graph name is empty")
-        if not nodes:
-            problems.append("the graph has no nodes; add one with add_node(name, fn)")
-        if not isinstance(self.max_steps, int) or self.max_steps < 1:
-            problems.append(f"max_steps must be an integer >= 1, got {self.max_steps!r}")
-        if not isinstance(self.max_same_node, int) or self.max_same_node < 1:
-            problems.append(f"max_same_node must be an integer >= 1, got {self.max_same_node!r}")
-        if self.on_max_steps not in _ON_MAX_STEPS:
-            problems.append(
-                f"on_max_steps must be one of {', '.join(_ON_MAX_STEPS)}, got {self.on_max_steps!r}"
-            )
-
-        out: dict[str, list[Edge]] = {}
-        for edge in self._edges:
-            where = f"edge {edge.source} -> {edge.target}"
-            if edge.source == END:
-                problems.append(f"{where}: END is terminal; no edge may leave it")
-            elif edge.source != START and edge.source not in known:
-                problems.append(
-                    f"{where}: unknown source node {edge.source!r}{did_you_mean(edge.source, known)}"
-                )
-            if edge.target == START:
-                problems.append(f"{where}: no edge may lead back to START")
-            elif edge.target != END and edge.target not in known:
-                problems.append(
-                    f"{where}: unknown target node {edge.target!r}{did_you_mean(edge.target, known)}"
-                )
-            out.setdefault(edge.source, []).append(edge)
-
-        for source, router in self._routers.items():
-            if source == END:
-                problems.append("a router cannot leave END")
-            elif source != START and source not in known:
-                problems.append(f"router {router.label!r}: unknown source node {source!r}{did_you_mean(source, known)}")
-            if source in out:
-                problems.append(
-                    f"node {source!r} has both edges and a router; give it one or the other"
-                )
-            for target in router.targets or ():
-                if target != END and target not in known:
-                    problems.append(
-                        f"router {router.label!r} of {source!r}: unknown target {target!r}"
-                        f"{did_you_mean(target, known)}"
-                    )
-
-        if START not in out and START not in self._routers:
-            problems.append(
-                "the graph has no start; add an edge from START, e.g. add_edge(START, "
-                f"{next(iter(nodes), 'first_node')!r})"
-            )
-        for name, spec in nodes.items():
-            if name not in out and name not in self._routers:
-                problems.append(
-                    f"node {name!r} has no outgoing edge; add one, e.g. add_edge({name!r}, END)"
-                )
-            if spec.on_deny is not None and spec.on_deny != END and spec.on_deny not in known:
-                problems.append(
-                    f"node {name!r}: on_deny target {spec.on_deny!r} is not a node"
-                    f"{did_you_mean(spec.on_deny, known)}"
-                )
-            for target in spec.destinations or ():
-                if target != END and target not in known:
-                    problems.append(
-                        f"node {name!r}: destination {target!r} is not a node{did_you_mean(target, known)}"
-                    )
-        if problems:
-            raise GraphValidationError(str(self.name), problems)
-        return out
-
-    def _unreachable(self, out: Mapping[str, list[Edge]]) -> list[str]:
-        """Nodes no path from START reaches; none when where a reachable node goes cannot be known."""
-        seen: set[str] = set()
-        frontier = [START]
-        while frontier:
-            source = frontier.pop()
-            targets: list[str] = [e.target for e in out.get(source, ())]
-            spec = self._nodes.get(source)
-            if spec is not None:
-                if spec.on_deny:
-                    targets.append(spec.on_deny)
-                if spec.destinations is not None:
-                    targets.extend(spec.destinations)
-                elif _may_goto(spec.fn):
-                    return []  # a Goto without declared destinations may lead anywhere
-            router = self._routers.get(source)
-            if router is not None:
-                if router.targets is None:
-                    return []  # a router without declared targets may go anywhere
-                targets.extend(router.targets)
-            for target in targets:
-                if target not in seen and target != END:
-                    seen.add(target)
-                    frontier.append(target)
-        return [name for name in self._nodes if name not in seen]
 
     # -- routing ------------------------------------------------------------------
 
@@ -467,24 +306,3 @@ class Graph:
 
     def __repr__(self) -> str:
         return f"<Graph {self.name!r}: {len(self._nodes)} nodes, {len(self._edges) + len(self._routers)} edges/routers>"
-
-
-def _never_runs(state: Any) -> None:
-    """START's place in the plan: it routes, it never runs."""
-
-
-def _may_goto(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn`` may return a ``Goto``: its code names one, or its code cannot be read."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        call = getattr(type(fn), "__call__", None)
-        code = getattr(call, "__code__", None)
-    if code is None:
-        return True
-    return _names_goto(code)
-
-
-def _names_goto(code: Any) -> bool:
-    if "Goto" in code.co_names or "Goto" in code.co_freevars:
-        return True
-    return any(hasattr(const, "co_names") and _names_goto(const) for const in code.co_consts)

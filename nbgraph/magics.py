@@ -30,12 +30,12 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display, update_display
 
 from . import _display  # noqa: F401  (registers the display hooks)
-from .hooks import in_kernel
 from .checkpoint import MemoryCheckpointer, SQLiteCheckpointer
 from .dsl import GraphSyntaxError, NodeDefinition, compile_node_body, parse
 from .engine import Run, RunResult
 from .export import history_table
 from .graph import Graph
+from .hooks import in_kernel
 
 __all__ = ["GraphMagics", "load_ipython_extension"]
 

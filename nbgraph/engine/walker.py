@@ -16,7 +16,13 @@ import traceback
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidUpdate, MaxStepsExceeded, NbgraphError, RunFailed, did_you_mean
+from ..errors import (
+    InvalidUpdate,
+    MaxStepsExceeded,
+    NbgraphError,
+    RunFailed,
+    did_you_mean,
+)
 from ..events import ErrorEvent, Resume, RunStart
 from ..history import FiredEdge, Frame, Step
 from ..names import END, START, End, Goto
@@ -31,7 +37,7 @@ from .people import Pauses, approve_step, settle_resumed_approval, wait_for_pers
 from .persistence import Persistence
 
 if TYPE_CHECKING:
-    from ..checkpoint.base import Checkpoint, Checkpointer
+    from ..checkpoint.base import Checkpointer
 
 __all__ = ["Walker"]
 
@@ -135,126 +141,133 @@ class Walker:
     # -- the loop ---------------------------------------------------------------------
 
     async def walk(self) -> Ending:
-        plan = self.plan
-        schema = plan.schema
-        view = schema.view
-        nodes = plan.nodes
-        max_steps = plan.max_steps
-        meter = self.meter
-        budgeted = meter.budget is not None
-        store = self.persistence.store
-        listeners = self.listeners
-        history = self.history
-        visits = self.visits
-        thread = self.thread
+        """Run frames until none is left, or the run has to stop."""
         live = self.live
         last_turn = time.perf_counter()
         frames = self.frames
         while frames:
             self.frames = frames
             frame = frames[0]
-            name = frame.node
-            if self.step >= max_steps:
-                return self._hit_max_steps(name)
-            if budgeted and (reason := meter.over()) is not None:
-                return Ending("aborted", reason)
-            if name == self.last_node:
-                self.same += 1
-                if self.same > plan.max_same_node:
-                    return Ending(
-                        "aborted",
-                        f"node {name!r} ran {plan.max_same_node} times in a row (max_same_node={plan.max_same_node})",
-                    )
-            else:
-                self.last_node, self.same = name, 1
-            node = nodes[name]
-            visit = visits.get(name, 0) + 1
-            step = self.step + 1
+            stop = self._limit(frame.node)
+            if stop is not None:
+                return stop
             if live and (now := time.perf_counter()) - last_turn > _LOOP_TURN_INTERVAL:
                 # Nodes that never await would hold the kernel's loop for the whole run:
                 # give it a turn so the view redraws and a Stop click gets in.
                 try:
                     await asyncio.sleep(0)
                 except asyncio.CancelledError as stop:
-                    return self._stopped(frame, step, stop)
+                    return self._stopped(frame, self.step + 1, stop)
                 last_turn = now
-            before = self.values
-            ctx = Context(self, plan, name, step, visit, frame.path, frame.branch) if node.wants_ctx else None
-            listening = bool(listeners.steps)
-            if listening:
-                listeners.emit_step(node_enter(thread, step, name, visit, frame.path, frame.branch))
-            self.node = name
-            started = time.time()
-            t0 = time.perf_counter()
-            waited0 = meter.waited
-            try:
-                out = node.fn(view(before), ctx) if node.takes_ctx else node.fn(view(before))
-                if node.is_async:
-                    out = await out
-                if out is None:
-                    update, goto = None, None
-                elif type(out) is dict:
-                    update, goto = out, None
-                else:
-                    update, goto = _read_command(out, node, plan)
-                values = schema.apply(before, update, name) if update else before
-            except PauseRequested as paused:
-                return self.interrupt(paused.pause, (frame,))
-            except Aborted as aborted:
-                return Ending("aborted", aborted.reason)
-            except (asyncio.CancelledError, KeyboardInterrupt) as stop:
-                return self._stopped(frame, step, stop)
-            except Exception as exc:
-                history.append(_step(step, frame, visit, started, time.perf_counter() - t0, None, None, ctx)._replace(error=_error_text(exc)))
-                return self.failure(frame, exc, step)
-            finally:
-                self.node = None
-            duration = time.perf_counter() - t0 - (meter.waited - waited0)
-            visits[name] = visit
-            self.step = step
-            self.values = values
-            hop: Hop | None = goto
-            if node.approval:
-                record = _step(step, frame, visit, started, duration, update, goto.edge if goto else None, ctx)
-                verdict = await approve_step(self, node, record)
-                if isinstance(verdict, Ending):
-                    return verdict
-                record, denied = verdict
-                hop = denied or goto
-                values = self.values
-            if hop is None:
-                hop = node.fixed
-                if hop is None:
-                    try:
-                        hop = node.route(view(values), ctx)
-                    except NbgraphError as exc:
-                        # The step fails as a whole: its update is dropped, the node re-runs on resume.
-                        self.step, self.values = step - 1, before
-                        visits[name] = visit - 1
-                        history.append(_step(step, frame, visit, started, duration, None, None, ctx)._replace(error=_error_text(exc)))
-                        return self.failure(frame, exc, step)
-            if node.approval:
-                record = record._replace(edge=hop.edge)
-            else:
-                record = _step(step, frame, visit, started, duration, update, hop.edge, ctx)
-            history.append(record)
+            hop = await self.advance(frame)
+            if type(hop) is Ending:
+                return hop
             frames = hop.frames
-            if store is not None:
-                try:
-                    self.save(record, frames)
-                except Exception as exc:
-                    self.step, self.values = step - 1, before
-                    visits[name] = visit - 1
-                    history[-1] = record._replace(update=None, edge=None, error=_error_text(exc))
-                    return self.failure(frame, _unsaveable(values, name, exc), step)
-            if listening:
-                if node.approval:  # node-exit and the verdict were announced while waiting
-                    listeners.emit_step(route_event(thread, step, hop.edge, frame.path, frame.branch))
-                else:
-                    for event in step_end_events(thread, record):
-                        listeners.emit_step(event)
         self.frames = ()
         return Ending("done")
+
+    def _limit(self, name: str) -> Ending | None:
+        """Why the run must stop before running ``name``, or None."""
+        plan = self.plan
+        if self.step >= plan.max_steps:
+            return self._hit_max_steps(name)
+        if self.meter.budget is not None and (reason := self.meter.over()) is not None:
+            return Ending("aborted", reason)
+        if name != self.last_node:
+            self.last_node, self.same = name, 1
+            return None
+        self.same += 1
+        if self.same > plan.max_same_node:
+            return Ending(
+                "aborted", f"node {name!r} ran {plan.max_same_node} times in a row (max_same_node={plan.max_same_node})"
+            )
+        return None
+
+    async def advance(self, frame: Frame) -> Hop | Ending:
+        """Run one frame's node, fold its update in, route, record and save the step."""
+        plan = self.plan
+        view = plan.schema.view
+        name = frame.node
+        node = plan.nodes[name]
+        visit = self.visits.get(name, 0) + 1
+        step = self.step + 1
+        before = self.values
+        ctx = Context(self, plan, name, step, visit, frame.path, frame.branch) if node.wants_ctx else None
+        listeners = self.listeners
+        listening = bool(listeners.steps)
+        if listening:
+            listeners.emit_step(node_enter(self.thread, step, name, visit, frame.path, frame.branch))
+        self.node = name
+        meter = self.meter
+        started = time.time()
+        t0 = time.perf_counter()
+        waited0 = meter.waited
+        try:
+            out = node.fn(view(before), ctx) if node.takes_ctx else node.fn(view(before))
+            if node.is_async:
+                out = await out
+            if out is None:
+                update, hop = None, None
+            elif type(out) is dict:
+                update, hop = out, None
+            else:
+                update, hop = _read_command(out, node, plan)
+            values = plan.schema.apply(before, update, name) if update else before
+        except PauseRequested as paused:
+            return self.interrupt(paused.pause, (frame,))
+        except Aborted as aborted:
+            return Ending("aborted", aborted.reason)
+        except (asyncio.CancelledError, KeyboardInterrupt) as stop:
+            return self._stopped(frame, step, stop)
+        except Exception as exc:
+            self.history.append(_step(step, frame, visit, started, time.perf_counter() - t0, None, None, ctx, exc))
+            return self.failure(frame, exc, step)
+        finally:
+            self.node = None
+        duration = time.perf_counter() - t0 - (meter.waited - waited0)
+        self.visits[name] = visit
+        self.step = step
+        self.values = values
+        record = None
+        if node.approval:
+            record = _step(step, frame, visit, started, duration, update, hop.edge if hop else None, ctx)
+            verdict = await approve_step(self, node, record)
+            if type(verdict) is Ending:
+                return verdict
+            record, denied = verdict
+            hop = denied or hop
+            values = self.values
+        if hop is None:
+            hop = node.fixed
+            if hop is None:
+                try:
+                    hop = node.route(view(values), ctx)
+                except NbgraphError as exc:
+                    # The step fails as a whole: its update is dropped, the node re-runs on resume.
+                    self.step, self.values = step - 1, before
+                    self.visits[name] = visit - 1
+                    self.history.append(_step(step, frame, visit, started, duration, None, None, ctx, exc))
+                    return self.failure(frame, exc, step)
+        if record is None:
+            record = _step(step, frame, visit, started, duration, update, hop.edge, ctx)
+        else:
+            record = record._replace(edge=hop.edge)
+        self.history.append(record)
+        if self.persistence.store is not None:
+            try:
+                self.save(record, hop.frames)
+            except Exception as exc:
+                self.step, self.values = step - 1, before
+                self.visits[name] = visit - 1
+                self.history[-1] = record._replace(update=None, edge=None, error=_error_text(exc))
+                return self.failure(frame, _unsaveable(values, name, exc), step)
+        if listening:
+            if node.approval:  # node-exit and the verdict were announced while waiting
+                listeners.emit_step(route_event(self.thread, step, hop.edge, frame.path, frame.branch))
+            else:
+                for event in step_end_events(self.thread, record):
+                    listeners.emit_step(event)
+        return hop
 
     # -- people -----------------------------------------------------------------------
 
@@ -318,13 +331,16 @@ class Walker:
 def _step(
     step: int, frame: Frame, visit: int, started: float, duration: float,
     update: Mapping[str, Any] | None, edge: FiredEdge | None, ctx: Context | None,
+    error: BaseException | None = None,
 ) -> Step:
     if ctx is None or not (ctx.tokens or ctx.cost or ctx.turns or ctx._events):
-        return Step(step, frame.node, visit, started, duration, update, edge, frame.path, frame.branch)
-    return Step(
-        step, frame.node, visit, started, duration, update, edge, frame.path, frame.branch,
-        tokens=ctx.tokens, cost=ctx.cost, turns=ctx.turns, events=tuple(ctx._events or ()),
-    )
+        record = Step(step, frame.node, visit, started, duration, update, edge, frame.path, frame.branch)
+    else:
+        record = Step(
+            step, frame.node, visit, started, duration, update, edge, frame.path, frame.branch,
+            tokens=ctx.tokens, cost=ctx.cost, turns=ctx.turns, events=tuple(ctx._events or ()),
+        )
+    return record if error is None else record._replace(error=_error_text(error))
 
 
 def _error_text(exc: BaseException) -> str:

@@ -18,7 +18,15 @@ from typing import Any, Literal
 import pydantic
 
 from ..errors import RunFailed
-from .messages import AssistantMessage, SystemMessage, ToolMessage, UserMessage, as_messages, state_field, window_start
+from .messages import (
+    AssistantMessage,
+    SystemMessage,
+    ToolMessage,
+    UserMessage,
+    as_messages,
+    state_field,
+    window_start,
+)
 from .model import ChatRequest, Completion, resolve_model
 from .tools import Tool, as_tool
 

@@ -1,0 +1,225 @@
+"""The compiler: build-time validation, and the plan a graph's declarations compile to.
+
+Everything the walker would otherwise work out per step is resolved here once:
+each node's calling convention, its routing (a hop it always takes, or the
+edges to try in order), and the frames each hop leads to.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .errors import GraphValidationError, did_you_mean
+from .history import FiredEdge, Frame
+from .names import END, START
+from .plan import (
+    Edge,
+    FirstMatch,
+    Hop,
+    NodePlan,
+    NodeSpec,
+    Plan,
+    RoutedBy,
+    Router,
+    takes_ctx,
+)
+from .state import Schema
+
+if TYPE_CHECKING:
+    from .graph import Graph
+
+__all__ = ["GraphWarning", "compile_graph"]
+
+ON_MAX_STEPS = ("return_last", "raise", "flag")
+
+
+class GraphWarning(UserWarning):
+    """A graph that will run but is probably not what was meant (an unreachable node)."""
+
+
+def compile_graph(graph: Graph) -> Plan:
+    """Check every build rule of ``graph`` at once and build its :class:`Plan`.
+
+    Raises:
+        GraphValidationError: the graph breaks one or more build rules.
+    """
+    declared = graph.nodes
+    routers = graph.routers
+    out = _validate(graph, declared, graph.edges, routers)
+    unreachable = _unreachable(declared, routers, out)
+    if unreachable:
+        warnings.warn(
+            f"graph {graph.name!r}: node(s) {', '.join(map(repr, unreachable))} cannot be reached "
+            "from START by any edge, router target or declared Goto destination",
+            GraphWarning,
+            stacklevel=2,
+        )
+    frames = {name: Frame(name, name) for name in declared}
+
+    def hop(source: str, target: str, label: str | None, unconditional: bool) -> Hop:
+        return Hop(FiredEdge(source, target, label, unconditional), () if target == END else (frames[target],))
+
+    nodes: dict[str, NodePlan] = {}
+    for source in (START, *declared):
+        router = routers.get(source)
+        if router is not None:
+            valid = router.targets if router.targets is not None else (*declared, END)
+            routed = RoutedBy(
+                router, takes_ctx(router.fn, f"router of {source!r}"), valid,
+                {target: hop(source, target, router.label, False) for target in valid},
+            )
+            route, decide, fixed, routing_ctx = routed.route, routed.decide, None, routed.takes_ctx
+        else:
+            edges = FirstMatch(source, out[source], lambda e: hop(e.source, e.target, e.label, e.when is None))
+            route, decide, fixed, routing_ctx = edges.route, edges.decide, edges.fixed, edges.takes_ctx
+        spec = declared.get(source) or NodeSpec(START, _never_runs, False, False)
+        nodes[source] = NodePlan(
+            name=source, fn=spec.fn, takes_ctx=spec.takes_ctx, is_async=spec.is_async, approval=spec.approval,
+            wants_ctx=spec.takes_ctx or routing_ctx, fixed=fixed, route=route, decide=decide,
+            frame=frames.get(source) or Frame(START, START), spec=spec,
+        )
+    start = nodes.pop(START)
+    return Plan(
+        name=graph.name,
+        schema=Schema(graph.state),
+        nodes=nodes,
+        start=start,
+        edges=tuple(graph.edges),
+        routers=routers,
+        max_steps=graph.max_steps,
+        on_max_steps=graph.on_max_steps,
+        max_same_node=graph.max_same_node,
+        all_sync=not any(spec.is_async for spec in declared.values()),
+        model=graph.model,
+        budget=graph.budget,
+        checkpointer=graph.checkpointer,
+        listeners=tuple(graph.listeners),
+        graph=graph,
+    )
+
+
+def _validate(
+    graph: Graph, nodes: Mapping[str, NodeSpec], edges: list[Edge], routers: Mapping[str, Router]
+) -> dict[str, list[Edge]]:
+    """Every build rule the graph breaks, raised at once; the edges out of each node."""
+    problems: list[str] = []
+    known = set(nodes)
+    if not isinstance(graph.name, str) or not graph.name.strip():
+        problems.append("the graph name is empty")
+    if not nodes:
+        problems.append("the graph has no nodes; add one with add_node(name, fn)")
+    if not isinstance(graph.max_steps, int) or graph.max_steps < 1:
+        problems.append(f"max_steps must be an integer >= 1, got {graph.max_steps!r}")
+    if not isinstance(graph.max_same_node, int) or graph.max_same_node < 1:
+        problems.append(f"max_same_node must be an integer >= 1, got {graph.max_same_node!r}")
+    if graph.on_max_steps not in ON_MAX_STEPS:
+        problems.append(
+            f"on_max_steps must be one of {', '.join(ON_MAX_STEPS)}, got {graph.on_max_steps!r}"
+        )
+
+    out: dict[str, list[Edge]] = {}
+    for edge in edges:
+        where = f"edge {edge.source} -> {edge.target}"
+        if edge.source == END:
+            problems.append(f"{where}: END is terminal; no edge may leave it")
+        elif edge.source != START and edge.source not in known:
+            problems.append(
+                f"{where}: unknown source node {edge.source!r}{did_you_mean(edge.source, known)}"
+            )
+        if edge.target == START:
+            problems.append(f"{where}: no edge may lead back to START")
+        elif edge.target != END and edge.target not in known:
+            problems.append(
+                f"{where}: unknown target node {edge.target!r}{did_you_mean(edge.target, known)}"
+            )
+        out.setdefault(edge.source, []).append(edge)
+
+    for source, router in routers.items():
+        if source == END:
+            problems.append("a router cannot leave END")
+        elif source != START and source not in known:
+            problems.append(f"router {router.label!r}: unknown source node {source!r}{did_you_mean(source, known)}")
+        if source in out:
+            problems.append(
+                f"node {source!r} has both edges and a router; give it one or the other"
+            )
+        for target in router.targets or ():
+            if target != END and target not in known:
+                problems.append(
+                    f"router {router.label!r} of {source!r}: unknown target {target!r}"
+                    f"{did_you_mean(target, known)}"
+                )
+
+    if START not in out and START not in routers:
+        problems.append(
+            "the graph has no start; add an edge from START, e.g. add_edge(START, "
+            f"{next(iter(nodes), 'first_node')!r})"
+        )
+    for name, spec in nodes.items():
+        if name not in out and name not in routers:
+            problems.append(
+                f"node {name!r} has no outgoing edge; add one, e.g. add_edge({name!r}, END)"
+            )
+        if spec.on_deny is not None and spec.on_deny != END and spec.on_deny not in known:
+            problems.append(
+                f"node {name!r}: on_deny target {spec.on_deny!r} is not a node"
+                f"{did_you_mean(spec.on_deny, known)}"
+            )
+        for target in spec.destinations or ():
+            if target != END and target not in known:
+                problems.append(
+                    f"node {name!r}: destination {target!r} is not a node{did_you_mean(target, known)}"
+                )
+    if problems:
+        raise GraphValidationError(str(graph.name), problems)
+    return out
+
+
+def _unreachable(nodes: Mapping[str, NodeSpec], routers: Mapping[str, Router], out: Mapping[str, list[Edge]]) -> list[str]:
+    """Nodes no path from START reaches; none when where a reachable node goes cannot be known."""
+    seen: set[str] = set()
+    frontier = [START]
+    while frontier:
+        source = frontier.pop()
+        targets: list[str] = [e.target for e in out.get(source, ())]
+        spec = nodes.get(source)
+        if spec is not None:
+            if spec.on_deny:
+                targets.append(spec.on_deny)
+            if spec.destinations is not None:
+                targets.extend(spec.destinations)
+            elif _may_goto(spec.fn):
+                return []  # a Goto without declared destinations may lead anywhere
+        router = routers.get(source)
+        if router is not None:
+            if router.targets is None:
+                return []  # a router without declared targets may go anywhere
+            targets.extend(router.targets)
+        for target in targets:
+            if target not in seen and target != END:
+                seen.add(target)
+                frontier.append(target)
+    return [name for name in nodes if name not in seen]
+
+
+def _never_runs(state: Any) -> None:
+    """START's place in the plan: it routes, it never runs."""
+
+
+def _may_goto(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` may return a ``Goto``: its code names one, or its code cannot be read."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        call = getattr(type(fn), "__call__", None)
+        code = getattr(call, "__code__", None)
+    if code is None:
+        return True
+    return _names_goto(code)
+
+
+def _names_goto(code: Any) -> bool:
+    if "Goto" in code.co_names or "Goto" in code.co_freevars:
+        return True
+    return any(hasattr(const, "co_names") and _names_goto(const) for const in code.co_consts)
