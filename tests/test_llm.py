@@ -13,7 +13,7 @@ import pytest
 
 from nbgraph import END, START, Budget, Graph, MemoryCheckpointer, MessagesState, OpenAIModel, ScriptedModel, llm_node, tool
 from nbgraph.llm import AssistantMessage, ToolMessage, UserMessage, demo_model, parse_wrappers, resolve_model
-from nbgraph.llm import model as model_module
+from nbgraph.llm import resolve as resolve_module
 from nbgraph.prebuilt import input_guard, needs_nudge, nudge
 from openai_server import OpenAIServer, Reply as ServerReply
 
@@ -188,7 +188,7 @@ class TestScriptedModel:
     def test_default_model_is_the_offline_demo_announced_once(self, monkeypatch, caplog):
         for name in ("NBGRAPH_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
             monkeypatch.delenv(name, raising=False)
-        monkeypatch.setattr(model_module, "_DEMO", None)
+        monkeypatch.setattr(resolve_module, "_DEMO", None)
         with caplog.at_level(logging.WARNING, logger="nbgraph.llm"):
             result = one_node(llm_node("Summarise.")).invoke(ask("graphs"))
             one_node(llm_node("Summarise.")).invoke(ask("again"))

@@ -24,11 +24,10 @@ from .model import (
     ModelError,
     Reply,
     ScriptedModel,
-    demo_model,
-    resolve_model,
 )
 from .node import MAX_EMPTY_REPLIES, llm_node, parse_wrappers
 from .openai_model import OpenAIModel
+from .resolve import demo_model, resolve_model
 from .tools import Tool, tool
 
 __all__ = [

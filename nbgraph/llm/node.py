@@ -27,7 +27,8 @@ from .messages import (
     state_field,
     window_start,
 )
-from .model import ChatRequest, Completion, resolve_model
+from .model import ChatRequest, Completion
+from .resolve import resolve_model
 from .tools import Tool, as_tool
 
 __all__ = ["MAX_EMPTY_REPLIES", "llm_node", "parse_wrappers"]

@@ -1,0 +1,165 @@
+"""The package's layers: every import (at module level or inside a function) points down or
+sideways, never up, and no two modules import each other in a circle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import nbgraph
+
+PACKAGE = Path(nbgraph.__file__).parent
+
+LAYERS: list[tuple[str, set[str]]] = [
+    ("plain data", {
+        "nbgraph.errors", "nbgraph.names", "nbgraph.reducers", "nbgraph.state", "nbgraph.pauses",
+        "nbgraph.events", "nbgraph.history", "nbgraph.checkpoint.base", "nbgraph.hooks",
+    }),
+    ("the compiled plan", {"nbgraph.plan"}),
+    ("exports and stores", {
+        "nbgraph.export", "nbgraph.checkpoint", "nbgraph.checkpoint.memory", "nbgraph.checkpoint.sqlite",
+        "nbgraph.checkpoint.redis",
+    }),
+    ("the engine", {"nbgraph.engine", "nbgraph.engine.*"}),
+    ("models and tools", {"nbgraph.llm", "nbgraph.llm.*"}),
+    ("the builder and the language", {"nbgraph.compiler", "nbgraph.graph", "nbgraph.dsl", "nbgraph.prebuilt", "nbgraph"}),
+    ("the notebook layer", {"nbgraph._display", "nbgraph.widget", "nbgraph.magics"}),
+]
+
+LAZY_UPWARD = {
+    # Showing a graph or a started run inside a kernel loads the notebook layer, which
+    # registers its display hooks; `%load_ext nbgraph` loads the magics.
+    ("nbgraph.hooks", "nbgraph._display"),
+    ("nbgraph", "nbgraph.magics"),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def _layer(module: str) -> int:
+    for index, (_, members) in enumerate(LAYERS):
+        for member in members:
+            if module == member or (member.endswith(".*") and module.startswith(member[:-1])):
+                return index
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS in {__file__}")
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(module: str) -> list[tuple[str, int, bool]]:
+    """(imported nbgraph module, line, only for type checking) for every import in ``module``."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[tuple[str, int, bool]] = []
+
+    def visit(node: ast.AST, typing_only: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _type_checking(child):
+                for item in child.body:
+                    visit_one(item, True)
+                for item in child.orelse:
+                    visit_one(item, typing_only)
+            else:
+                visit_one(child, typing_only)
+
+    def visit_one(node: ast.AST, typing_only: bool) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "nbgraph":
+                    found.append((alias.name, node.lineno, typing_only))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "nbgraph":
+                return
+            for alias in node.names:
+                # `from . import engine` names a module; `from .state import Schema` a name in one.
+                candidate = f"{target}.{alias.name}"
+                found.append((candidate if candidate in MODULES else target, node.lineno, typing_only))
+        visit(node, typing_only)
+
+    visit(ast.parse(path.read_text(), str(path)), False)
+    return [(name, line, typing_only) for name, line, typing_only in found if name != module]
+
+
+def test_every_module_is_in_a_layer():
+    for module in MODULES:
+        _layer(module)
+
+
+def test_no_import_points_up_the_layers():
+    upward = []
+    for module in MODULES:
+        for imported, line, _ in _imports(module):
+            if imported not in MODULES:
+                continue
+            if _layer(imported) > _layer(module) and (module, imported) not in LAZY_UPWARD:
+                upward.append(
+                    f"{MODULES[module].relative_to(PACKAGE.parent)}:{line}: {module} ({LAYERS[_layer(module)][0]}) "
+                    f"imports {imported} ({LAYERS[_layer(imported)][0]})"
+                )
+    assert not upward, "imports that point up the layers:\n" + "\n".join(upward)
+
+
+def test_the_allowed_upward_imports_are_lazy():
+    # The exceptions must stay inside functions: importing a module never loads the notebook layer.
+    for module, imported in LAZY_UPWARD:
+        tree = ast.parse(MODULES[module].read_text())
+        top_level = [
+            node for node in tree.body
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and imported.rpartition(".")[2] in ast.unparse(node)
+        ]
+        assert not top_level, f"{module} imports {imported} at module level"
+
+
+def test_no_import_cycles():
+    # The listed lazy imports load a layer that then registers itself below: that loop is the design.
+    graph = {
+        module: {
+            imported for imported, _, typing_only in _imports(module)
+            if not typing_only and imported in MODULES and (module, imported) not in LAZY_UPWARD
+        }
+        for module in MODULES
+    }
+    cycles = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def walk(module: str) -> None:
+        state[module] = 1
+        path.append(module)
+        for imported in sorted(graph[module]):
+            # A package's __init__ importing its own submodules is how a package is assembled.
+            if imported.startswith(module + "."):
+                continue
+            if state.get(imported) == 1:
+                cycles.append(" -> ".join(path[path.index(imported):] + [imported]))
+            elif imported not in state:
+                walk(imported)
+        path.pop()
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            walk(module)
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_the_checker_sees_imports_inside_functions():
+    # hooks.py loads the notebook layer from inside a function: the checker must see it.
+    assert ("nbgraph._display", True) in {(name, line > 0) for name, line, _ in _imports("nbgraph.hooks")}
