@@ -9,7 +9,7 @@ Grammar (one statement per line; ``#`` starts a comment; blank lines are ignored
     node      := endpoint                         (declares a node, e.g. to give options)
     endpoint  := NAME [ "[" option { "," option } "]" ] | "START" | "END"
     target    := NAME | "END"
-    option    := "approval" | "no_feedback" | "on_deny=" NAME
+    option    := "approval" | "no_feedback" | "on_deny=" NAME | "destinations=" target { "|" target }
 
 - ``a -> b -> c`` is a chain of unconditional edges.
 - ``a -> b if EXPR`` is a conditional edge. EXPR is a Python expression over
@@ -20,7 +20,8 @@ Grammar (one statement per line; ``#`` starts a comment; blank lines are ignored
 - ``a -> b | c | END via fn`` routes out of ``a`` with ``fn(state) -> name``.
 - Node names resolve, in order, to nodes defined with ``%%node`` (the ``nodes``
   argument) and to callables of the same name in the namespace.
-- ``review [approval, on_deny=rewrite]`` sets node options wherever the node appears.
+- ``review [approval, on_deny=rewrite]`` sets node options wherever the node appears;
+  ``triage [destinations=urgent|later]`` declares where the node's ``Goto`` may lead.
 
 Every mistake raises :class:`GraphSyntaxError` naming the cell line and column, with
 the line shown and a caret under the fault.
@@ -166,6 +167,27 @@ def compile_node_body(name: str, body: str, namespace: dict[str, Any], *, first_
     return fn
 
 
+def _outside_brackets(text: str, char: str) -> int:
+    """The index of the first ``char`` not inside ``[...]`` options, or -1."""
+    depth = 0
+    for index, c in enumerate(text):
+        if c == "[":
+            depth += 1
+        elif c == "]":
+            depth = max(0, depth - 1)
+        elif c == char and depth == 0:
+            return index
+    return -1
+
+
+def _split_outside_brackets(text: str, char: str) -> list[str]:
+    chunks = []
+    while (index := _outside_brackets(text, char)) >= 0:
+        chunks.append(text[:index])
+        text = text[index + 1 :]
+    return [*chunks, text]
+
+
 def _parse_options(line: _Line, name: str, raw: str, column: int) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for part in raw.split(","):
@@ -181,9 +203,18 @@ def _parse_options(line: _Line, name: str, raw: str, column: int) -> dict[str, A
             if not re.fullmatch(_NAME, target):
                 raise line.error(f"on_deny needs a node name, got {target!r}", column + raw.find(item))
             options["on_deny"] = END if target == "END" else target
+        elif item.startswith("destinations="):
+            targets = [t.strip() for t in item.split("=", 1)[1].split("|")]
+            for target in targets:
+                if not re.fullmatch(_NAME, target):
+                    raise line.error(
+                        f"destinations needs node names separated by '|', got {target!r}", column + raw.find(item)
+                    )
+            options["destinations"] = [END if t == "END" else t for t in targets]
         else:
             raise line.error(
-                f"unknown option {item!r} for node {name!r}; options are approval, no_feedback, on_deny=NAME",
+                f"unknown option {item!r} for node {name!r}; options are approval, no_feedback, on_deny=NAME, "
+                "destinations=A|B",
                 column + raw.find(item),
             )
     return options
@@ -272,8 +303,9 @@ class _Parser:
             raise line.error("a condition belongs to one edge; split the chain into separate lines", if_match.start() + 1)  # type: ignore[union-attr]
         names = []
         for index, (piece, column) in enumerate(zip(pieces, columns)):
-            if "|" in piece:
-                raise line.error("'|' lists router targets; end the line with 'via ROUTER_FUNCTION'", column + piece.index("|"))
+            bar = _outside_brackets(piece, "|")
+            if bar >= 0:
+                raise line.error("'|' lists router targets; end the line with 'via ROUTER_FUNCTION'", column + bar)
             names.append(
                 self._endpoint(line, piece, column, allow_start=index == 0, allow_end=index == len(pieces) - 1)
             )
@@ -291,7 +323,7 @@ class _Parser:
         source = self._endpoint(line, pieces[0], columns[0], allow_start=True, allow_end=False)
         targets = []
         offset = columns[1]
-        for chunk in pieces[1].split("|"):
+        for chunk in _split_outside_brackets(pieces[1], "|"):
             targets.append(self._endpoint(line, chunk, offset, allow_start=False, allow_end=True))
             offset += len(chunk) + 1
         fn = self.namespace.get(via_name)

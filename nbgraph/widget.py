@@ -25,7 +25,8 @@ import anywidget
 import traitlets
 
 from .errors import NbgraphError
-from .names import END, START
+from .export import to_dag, to_mermaid
+from .history import tally
 
 __all__ = ["GraphView", "RunObserver", "graph_mimebundle", "show_run"]
 
@@ -60,13 +61,13 @@ class GraphView(anywidget.AnyWidget):
         self._graph_name = getattr(graph, "name", None) or self.dag.get("name", "graph")
         self.observer: RunObserver | None = None
         if graph is not None:
-            self.dag = graph.to_dag()
+            self.dag = to_dag(graph)
         self.on_msg(self._on_message)
 
     @classmethod
     def for_run(cls, run: Any, *, max_rate: float = 20.0) -> GraphView:
         """A view bound to a started run: it animates the run and answers its pauses."""
-        view = cls(run.graph)
+        view = cls(run.plan)  # what the run walks, even if the graph is redefined meanwhile
         view.observer = RunObserver(view, run, max_rate=max_rate)
         return view
 
@@ -132,10 +133,6 @@ def _exit_line(step: int, node: str, duration: float) -> str:
     return f"{step:>4}  {node}  {duration * 1000:.1f} ms"
 
 
-def _short(name: str) -> str:
-    return "START" if name == START else "END" if name == END else name
-
-
 class RunObserver:
     """Feeds a :class:`GraphView` the progress of a run, at most ``max_rate`` times a second.
 
@@ -156,7 +153,7 @@ class RunObserver:
             "outcome": None,
             "reason": None,
             "step": run.step,
-            "max_steps": run.graph.max_steps,
+            "max_steps": run.plan.max_steps,
             "tokens": 0,
             "cost": 0.0,
             "elapsed": 0.0,
@@ -164,7 +161,7 @@ class RunObserver:
         }
         self._seen = len(run.history)  # steps before this view (a resumed run) are not replayed
         self._visits: dict[str, int] = {}
-        self._fired: dict[str, int] = {}
+        self._fired: dict[tuple[str, str], int] = {}
         self._log: deque[str | tuple[int, str, float]] = deque(maxlen=_LOG_LINES)
         self._text: list[str] = []
         self._text_len = 0
@@ -222,19 +219,12 @@ class RunObserver:
         fresh = self.run.history_since(self._seen)
         if not fresh:
             return
-        visits, fired, log, status = self._visits, self._fired, self._log, self._status
-        if self._seen == 0 and fresh[0].step == 1:
-            key = _edge_key(START, fresh[0].node)
-            fired[key] = fired.get(key, 0) + 1
+        tally(fresh, self._visits, self._fired)
+        status, log = self._status, self._log
         for record in fresh:
-            visits[record.node] = visits.get(record.node, 0) + 1
             status["tokens"] += record.tokens
             status["cost"] += record.cost
-            log.append((record.step, record.node, record.duration))  # formatted when sent
-            edge = record.edge
-            if edge is not None:
-                key = _edge_key(edge.source, edge.target)
-                fired[key] = fired.get(key, 0) + 1
+            log.append((record.step, record.path, record.duration))  # formatted when sent
         self._seen += len(fresh)
 
     def _tick(self) -> None:
@@ -266,7 +256,7 @@ class RunObserver:
         with view.hold_sync():  # one comm message for all the traits that changed
             view.status = dict(status)
             view.visits = dict(self._visits)
-            view.fired = dict(self._fired)
+            view.fired = {_edge_key(*edge): count for edge, count in self._fired.items()}
             view.pending = pending
             view.text = "".join(self._text)
             view.log = [line if type(line) is str else _exit_line(*line) for line in self._log]
@@ -286,11 +276,9 @@ def show_run(run: Any) -> GraphView:
     """Display a live view of ``run`` below the current cell (with a mermaid fallback)."""
     from IPython.display import display
 
-    from .export import to_mermaid
-
     view = GraphView.for_run(run)
     bundle = view._repr_mimebundle_()
     data = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
-    data["text/markdown"] = f"```mermaid\n{to_mermaid(run.graph)}```\n"
+    data["text/markdown"] = f"```mermaid\n{to_mermaid(run.plan)}```\n"
     display(data, raw=True)
     return view

@@ -8,7 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-from typing import Annotated
+from typing import Annotated, Any
 
 import pydantic
 import pytest
@@ -283,3 +283,77 @@ class TestFork:
         await run
         forked = self.graph(threshold=0).fork(run, step=1)
         assert forked.path == ["inc", "big"]
+
+
+class TestDefaultStore:
+    """What start() keeps in the process-wide store, and for how long."""
+
+    def graph(self, ask: bool = False) -> Graph:
+        async def node(state, ctx):
+            if ask:
+                await ctx.request_input("ok?")
+            return {"n": state.n + 1}
+
+        g = Graph("kept", state=State)
+        g.add_node("a", node)
+        g.add_edge(START, "a")
+        g.add_edge("a", END)
+        return g
+
+    async def finished(self, **options) -> Any:
+        # Awaited in a task of its own, as a notebook cell is: the loop then holds nothing of the run.
+        box = []
+
+        async def run_it():
+            run = self.graph().start({}, display=False, **options)
+            await run
+            box.append(run)
+
+        await asyncio.create_task(run_it())
+        return box.pop()
+
+    async def test_a_finished_run_is_kept_while_it_is_referenced(self):
+        import gc
+
+        store = default_checkpointer()
+        run = await self.finished()
+        result, thread = run.result(), run.thread
+        assert store.get(thread).status == "done"
+        del run
+        gc.collect()
+        assert store.get(thread) is not None  # its result still refers to it
+        del result
+        gc.collect()
+        assert store.get(thread) is None
+
+    async def test_an_interrupted_run_stays_resumable_when_dropped(self):
+        import gc
+
+        run = self.graph(ask=True).start({}, display=False, durable=True)
+        thread = (await run).thread
+        del run
+        gc.collect()
+        assert default_checkpointer().get(thread).status == "interrupted"
+        assert (await self.graph(ask=True).aresume(thread, "yes")).state.n == 1
+
+    async def test_a_newer_run_on_the_same_thread_is_not_forgotten_with_the_old_one(self):
+        import gc
+
+        first = await self.finished(thread="reused")
+        second = await self.finished(thread="reused")
+        del first
+        gc.collect()
+        assert default_checkpointer().get("reused") is not None
+        del second
+        gc.collect()
+        assert default_checkpointer().get("reused") is None
+
+    def test_a_store_keeps_at_most_max_threads(self):
+        store = MemoryCheckpointer(max_threads=2)
+        for thread in ("t1", "t2", "t3"):
+            self.graph().invoke({}, thread=thread, checkpointer=store)
+        assert store.threads() == ["t2", "t3"]
+        self.graph().invoke({}, thread="t2", checkpointer=MemoryCheckpointer())
+        store.put("t2", store.get("t2"))  # writing a thread makes it the newest
+        self.graph().invoke({}, thread="t4", checkpointer=store)
+        assert store.threads() == ["t2", "t4"]

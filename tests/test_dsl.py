@@ -293,3 +293,23 @@ class TestErrors:
         error = error_of("START -> nope")
         assert isinstance(error, SyntaxError)
         assert (error.lineno, error.offset, error.text) == (1, 10, "START -> nope")
+
+
+def test_destinations_option_declares_where_a_goto_may_lead():
+    import warnings
+
+    from nbgraph import Goto
+
+    def triage(state):
+        return Goto("urgent")
+
+    ns = {"triage": triage, "urgent": lambda s: None, "later": lambda s: None}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = parse("START -> triage [destinations=urgent|later|END] -> END\nurgent -> END\nlater -> END", ns, "t")
+    assert g.nodes["triage"].destinations == ("urgent", "later", "__end__")
+    assert g.invoke({}).path == ["triage", "urgent"]
+    with pytest.raises(GraphSyntaxError, match="destinations needs node names separated by '|', got '2x'"):
+        parse("START -> triage [destinations=urgent|2x] -> END", ns, "t")
+    with pytest.raises(GraphSyntaxError, match="line 1, column 10: node 'triage': destination 'nowhere' is not a node"):
+        parse("START -> triage [destinations=nowhere] -> END", ns, "t")

@@ -515,3 +515,35 @@ class TestEvents:
         error = next(e for e in seen if e.type == "error")
         assert error.node == "a" and error.error_type == "ZeroDivisionError"
         assert result.events() == seen
+
+
+class TestWhere:
+    """Steps, events and pauses say where they happened: a path and a branch."""
+
+    def test_steps_events_and_ndjson_carry_path_and_branch(self):
+        result = counter_graph().invoke({"n": 0, "limit": 1})
+        assert [(s.node, s.path, s.branch) for s in result.history] == [("inc", "inc", None), ("check", "check", None)]
+        events = result.events()
+        enters = [e for e in events if e.type == "node-enter"]
+        assert [(e.path, e.branch) for e in enters] == [("inc", None), ("check", None)]
+        run_events = [e for e in events if e.type in ("run-start", "done")]
+        assert [e.path for e in run_events] == ["", ""]
+        lines = [line for line in result.to_ndjson().splitlines() if '"node-exit"' in line]
+        assert all('"path":"' in line and '"branch":null' in line for line in lines) and len(lines) == 2
+
+    def test_a_durable_checkpoint_holds_its_frames_and_pauses(self):
+        from nbgraph import Frame, MemoryCheckpointer
+
+        async def ask(state, ctx):
+            return {"city": await ctx.request_input("Which city?")}
+
+        g = Graph("ask")
+        g.add_node("ask", ask)
+        g.add_edge(START, "ask")
+        g.add_edge("ask", END)
+        store = MemoryCheckpointer()
+        result = g.invoke({}, checkpointer=store)
+        saved = store.get(result.thread)
+        assert saved.frames == (Frame("ask", "ask", None),)
+        assert saved.pauses == result.pauses == (result.pending,)
+        assert (result.pending.path, result.pending.branch) == ("ask", None)

@@ -270,3 +270,122 @@ class TestExport:
         result = g.invoke({"go": False})
         fired = {(e["from"], e["to"]): e["fired"] for e in result.to_dag()["edges"]}
         assert fired == {(START, "a"): 1, ("a", "b"): 0, ("a", END): 1, ("b", END): 0}
+
+
+class TestGotoDestinations:
+    def graph(self, destinations=("urgent", "later"), returns="urgent") -> Graph:
+        from nbgraph import Goto
+
+        def triage(state):
+            return Goto(returns)
+
+        g = Graph("triage")
+        g.add_node("triage", triage, destinations=destinations)
+        g.add_node("urgent", noop)
+        g.add_node("later", noop)
+        g.add_edge(START, "triage")
+        g.add_edge("triage", END)
+        g.add_edge("urgent", END)
+        g.add_edge("later", END)
+        return g
+
+    def test_declared_destinations_count_for_reachability(self):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            self.graph().compile()
+        with pytest.warns(GraphWarning, match=r"'later' cannot be reached from START by any edge, router target or declared Goto"):
+            self.graph(destinations=["urgent"]).compile()
+
+    def test_a_goto_without_declared_destinations_is_never_warned_about(self):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            self.graph(destinations=None).compile()  # where it goes cannot be known
+
+    def test_a_goto_outside_the_declared_destinations_fails_the_run(self):
+        g = self.graph(destinations=["later"], returns="urgent")
+        with pytest.warns(GraphWarning, match="'urgent' cannot be reached"):
+            g.compile()
+        result = g.invoke({})
+        assert result.outcome == "failed"
+        assert result.reason == (
+            "node 'triage' returned Goto('urgent'), but it declares destinations=['later']; add 'urgent' there"
+        )
+
+    def test_unknown_destination_is_a_build_error(self):
+        g = self.graph(destinations=["urgnet"])
+        assert "node 'triage': destination 'urgnet' is not a node (did you mean 'urgent'?)" in problems_of(g)
+        with pytest.raises(TypeError, match="destinations must be a list of node names"):
+            Graph("x").add_node("a", noop, destinations="b")
+
+    def test_destinations_are_drawn_dotted(self):
+        g = self.graph()
+        assert "    n_triage -. goto .-> n_urgent" in g.to_mermaid()
+        goto = [e for e in g.to_dag()["edges"] if e.get("goto")]
+        assert [(e["from"], e["to"], e["label"]) for e in goto] == [("triage", "urgent", "goto"), ("triage", "later", "goto")]
+        fired = {(e["from"], e["to"]): e["fired"] for e in g.invoke({}).to_dag()["edges"]}
+        assert fired[("triage", "urgent")] == 1 and fired[("triage", "later")] == 0
+
+
+class TestRoutingContext:
+    def graph(self) -> Graph:
+        g = Graph("ctx")
+        g.add_node("a", noop)
+        g.add_node("b", noop)
+        g.add_edge(START, "a", when=lambda s, ctx: ctx.visit == 1 and ctx.node == START, label="first")
+        g.add_edge(START, "b")
+        g.add_edge("a", "a", when=lambda s, ctx: ctx.visit < 2, label="again")
+        g.add_edge("a", "b")
+        g.add_edge("b", END)
+        return g
+
+    def test_route_gives_conditions_a_context(self):
+        g = self.graph()
+        assert g.route({}, "a").target == "a"
+        assert g.route({}, "a", visit=2).target == "b"
+        assert g.route({}).target == "a"
+
+    def test_routing_out_of_start_gets_a_context(self):
+        assert self.graph().invoke({}).path == ["a", "a", "b"]
+
+    def test_a_routing_context_cannot_ask_for_input(self):
+        import asyncio
+
+        g = Graph("ask")
+        g.add_node("a", noop)
+        seen = []
+        g.add_edge(START, "a", when=lambda s, ctx: seen.append(ctx) or True)
+        g.add_edge("a", END)
+        g.route({})
+        with pytest.raises(RuntimeError, match="request_input\\(\\) needs a running node"):
+            asyncio.run(seen[0].request_input("name?"))
+        assert seen[0].thread is None and seen[0].graph == "ask"
+
+    def test_fork_routes_with_a_context_and_the_graph_as_it_is_now(self):
+        from nbgraph import MemoryCheckpointer
+
+        store = MemoryCheckpointer()
+        first = self.graph().invoke({}, checkpointer=store)
+        edited = Graph("ctx")
+        for name in "abc":
+            edited.add_node(name, noop)
+        edited.add_edge(START, "a")
+        edited.add_edge("a", "c", when=lambda s, ctx: ctx.visit == 1 and ctx.step == 1, label="first visit")
+        edited.add_edge("a", "b")
+        edited.add_edge("b", END)
+        edited.add_edge("c", END)
+        forked = edited.fork(first, step=1, checkpointer=store)
+        assert forked.path == ["a", "c"]
+
+
+def test_graph_syntax_error_is_part_of_the_error_tree():
+    import nbgraph
+    from nbgraph.dsl import parse
+
+    assert issubclass(nbgraph.GraphSyntaxError, nbgraph.NbgraphError)
+    assert issubclass(nbgraph.GraphSyntaxError, SyntaxError)
+    with pytest.raises(nbgraph.GraphSyntaxError, match="line 1, column 10: node 'nope' is not defined"):
+        parse("START -> nope -> END", {}, "g")
