@@ -38,7 +38,7 @@ __all__ = [
 
 
 class _Event(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     thread: str
     """The run's thread id."""

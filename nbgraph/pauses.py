@@ -20,7 +20,7 @@ __all__ = ["Approval", "Pause", "PauseRequested", "read_approval", "read_input"]
 class Pause(pydantic.BaseModel):
     """An open request for a person: ``kind="input"`` or ``kind="approval"``."""
 
-    model_config = pydantic.ConfigDict(frozen=True)
+    model_config = pydantic.ConfigDict(frozen=True, defer_build=True)
 
     id: str
     """Unique per pause; answers must carry it."""
@@ -44,7 +44,7 @@ class Pause(pydantic.BaseModel):
 class Approval(pydantic.BaseModel):
     """A person's verdict on an approval pause; ``update`` is their correction to the state."""
 
-    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     approved: bool
     update: dict[str, Any] | None = None

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from ..errors import ThreadBusy
+from ..names import new_id
 from .base import Checkpoint
 
 __all__ = ["RedisCheckpointer"]
@@ -94,7 +94,7 @@ class RedisCheckpointer:
     @contextmanager
     def lock(self, thread: str) -> Iterator[None]:
         key = self._lock_key(thread)
-        owner = uuid.uuid4().hex
+        owner = new_id()
         if not self._redis.set(key, owner, nx=True, ex=self.lock_ttl):
             raise ThreadBusy(f"thread {thread!r} is being run by another worker (Redis lock {key!r})")
         self._held[thread] = owner

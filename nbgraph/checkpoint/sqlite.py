@@ -6,11 +6,11 @@ import os
 import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ..errors import ThreadBusy
+from ..names import new_id
 from .base import Checkpoint
 
 __all__ = ["SQLiteCheckpointer"]
@@ -91,7 +91,7 @@ class SQLiteCheckpointer:
 
     @contextmanager
     def lock(self, thread: str) -> Iterator[None]:
-        owner = uuid.uuid4().hex
+        owner = new_id()
         now = time.time()
         conn = self._conn()
         with conn:

@@ -8,12 +8,12 @@ checkpoint never repeats a message) and assistant and tool messages name the
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal, Union
 
 import pydantic
 
+from ..names import new_id
 from ..reducers import append, merge
 
 __all__ = [
@@ -33,7 +33,7 @@ __all__ = [
 
 
 def _new_id() -> str:
-    return "msg_" + os.urandom(8).hex()
+    return new_id("msg_", 8)
 
 
 class _Message(pydantic.BaseModel):
