@@ -177,6 +177,24 @@ class TestDurableInput:
         done = ask_graph().resume(result.thread, "ochre")
         assert done.outcome == "done" and done.state["painted"] == "ochre wall"
 
+    async def test_astream_over_a_pause_ends_interrupted(self):
+        seen = []
+
+        async def consume():
+            async for event in ask_graph().astream({}):
+                seen.append(event)
+
+        await asyncio.wait_for(consume(), timeout=5)  # the stream ends by itself
+        assert [e.type for e in seen] == ["run-start", "route", "node-enter", "interrupt", "done"]
+        interrupt, done = seen[-2:]
+        assert (interrupt.pause.kind, interrupt.pause.node, interrupt.pause.prompt) == ("input", "ask", "Favourite colour?")
+        assert done.outcome == "interrupted"
+        assert done.reason.startswith("waiting for input at node 'ask': Favourite colour? — answer with g.resume(")
+        assert {e.thread for e in seen} == {done.thread}
+        # Nothing is lost: the streamed run resumes like an invoked one.
+        resumed = ask_graph().resume(done.thread, "ochre")
+        assert resumed.outcome == "done" and resumed.state["painted"] == "ochre wall"
+
     async def test_durable_start(self):
         cp = MemoryCheckpointer()
         result = await ask_graph().start({}, durable=True, checkpointer=cp, display=False)
