@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import sqlite3
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from typing import Annotated
 import pydantic
 import pytest
 
+import nbgraph.engine as engine
 from nbgraph import (
     END,
     START,
@@ -202,11 +204,7 @@ class TestCancel:
         # Sync nodes never await; the walker must still give the loop a turn every
         # _LOOP_TURN_INTERVAL of run time, so a Stop (cancel) scheduled on the loop lands
         # while the run goes on. The run's clock is the node's: each step takes exactly
-        # TICK seconds of it, whatever the machine's speed.
-        import math
-
-        import nbgraph.engine as engine
-
+        # `tick` seconds of it, whatever the machine's speed.
         tick = 1 / 1024  # exact in binary floating point
         clock = {"now": 1000.0}
         monkeypatch.setattr(engine.time, "perf_counter", lambda: clock["now"])
