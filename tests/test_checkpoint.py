@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import sqlite3
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from typing import Annotated, Any
 import pydantic
 import pytest
 
+import nbgraph.engine as engine
 from nbgraph import (
     END,
     START,
@@ -198,27 +200,40 @@ class TestCancel:
         done = g.resume(run.thread, checkpointer=store)
         assert done.outcome == "done" and done.state.n == 2
 
-    async def test_a_live_run_of_blocking_nodes_still_lets_the_loop_in(self):
-        # Sync nodes never await; the walker must still give the loop turns so a
-        # Stop (cancel) scheduled on the loop lands while the run goes on.
+    async def test_a_live_run_of_blocking_nodes_still_lets_the_loop_in(self, monkeypatch):
+        # Sync nodes never await; the walker must still give the loop a turn every
+        # _LOOP_TURN_INTERVAL of run time, so a Stop (cancel) scheduled on the loop lands
+        # while the run goes on. The run's clock is the node's: each step takes exactly
+        # `tick` seconds of it, whatever the machine's speed.
+        tick = 1 / 1024  # exact in binary floating point
+        clock = {"now": 1000.0}
+        monkeypatch.setattr(engine.time, "perf_counter", lambda: clock["now"])
         store = MemoryCheckpointer()
+        loop = asyncio.get_running_loop()
+        stop_after, end = 100, 10_000
+        runs = []
 
         def slow(state):
-            return {"n": state.n + 1 + 0 * sum(range(5_000))}  # blocking work, never awaits
+            clock["now"] += tick  # blocking work, never awaits
+            if state.n + 1 == stop_after:
+                loop.call_soon(runs[0].cancel)  # the Stop click arrives during this step
+            return {"n": state.n + 1}
 
-        g = Graph("busy", state=State, max_steps=20_000, max_same_node=20_000)
+        g = Graph("busy", state=State, max_steps=2 * end, max_same_node=2 * end)
         g.add_node("slow", slow)
         g.add_edge(START, "slow")
-        g.add_edge("slow", "slow", when=lambda s: s.n < 10_000)
+        g.add_edge("slow", "slow", when=lambda s: s.n < end)
         g.add_edge("slow", END)
-        loop = asyncio.get_running_loop()
-        run = g.start({}, checkpointer=store, display=False)
-        loop.call_soon(run.cancel)
-        result = await run
-        assert result.outcome == "aborted" and result.reason.startswith("cancelled during node 'slow'")
-        assert 0 < result.state.n < 10_000
-        saved = store.get(run.thread)
-        assert (saved.status, saved.next, saved.state["n"]) == ("aborted", "slow", result.state.n)
+        runs.append(g.start({}, checkpointer=store, display=False))
+        result = await runs[0]
+        assert result.outcome == "aborted", result.reason
+        stopped = result.state.n
+        # It lands at the walker's next turn for the loop: at most one interval's worth of steps later.
+        assert stop_after <= stopped <= stop_after + math.ceil(engine._LOOP_TURN_INTERVAL / tick) + 1 < end
+        assert result.reason == f"cancelled during node 'slow' at step {stopped + 1}"
+        assert len(result.history) == stopped
+        saved = store.get(runs[0].thread)
+        assert (saved.status, saved.step, saved.next, saved.state["n"]) == ("aborted", stopped, "slow", stopped)
 
     async def test_same_thread_cannot_run_twice_at_once(self):
         store = MemoryCheckpointer()

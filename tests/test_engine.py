@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 
@@ -114,11 +115,20 @@ class TestPaths:
 
     async def test_invoke_inside_a_running_loop(self):
         # A notebook cell runs inside the kernel's loop; invoke() must still work there.
-        asyncio.get_running_loop()
-        assert counter_graph().invoke({"n": 0, "limit": 2}).state["n"] == 2
+        caller_loop, caller_thread = asyncio.get_running_loop(), threading.current_thread()
+        assert caller_loop.is_running()
+        # All-sync nodes run right here, in the caller's thread, without any loop of nbgraph's.
+        sync_threads = []
+        g = counter_graph()
+        g.add_node("check", lambda s: sync_threads.append(threading.current_thread()), replace=True)
+        assert g.invoke({"n": 0, "limit": 2}).state["n"] == 2
+        assert sync_threads == [caller_thread, caller_thread]
+
+        ran_on = []
 
         async def slow(state):
             await asyncio.sleep(0)
+            ran_on.append((asyncio.get_running_loop(), threading.current_thread()))
             return {"y": state.x * 2}
 
         g = Graph("nested")
@@ -126,6 +136,13 @@ class TestPaths:
         g.add_edge(START, "slow")
         g.add_edge("slow", END)
         assert g.invoke({"x": 21}).state["y"] == 42
+        assert g.invoke({"x": 5}).state["y"] == 10
+        # Async nodes run on nbgraph's own loop in a daemon thread, the same one for every
+        # call (a model client's pooled connections stay usable); the caller's loop is untouched.
+        (loop1, thread1), (loop2, thread2) = ran_on
+        assert loop1 is loop2 and loop1 is not caller_loop
+        assert thread1 is thread2 and thread1 is not caller_thread and thread1.daemon
+        assert asyncio.get_running_loop() is caller_loop and caller_loop.is_running()
 
 
 class TestCommands:

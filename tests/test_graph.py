@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from nbgraph import END, START, Graph, GraphValidationError, GraphWarning, NoEdgeMatched, RoutingError
@@ -260,6 +264,43 @@ class TestExport:
         assert '    n_a -->|"state.go"| n_b' in text
         assert "    n_a -.-> __end__" in text
         assert "    __start__ -.-> n_a" in text
+
+    def test_display_outside_a_kernel_is_a_mermaid_diagram(self):
+        # Where widgets cannot render (plain Python, nbconvert, GitHub) a displayed
+        # graph is its repr and a mermaid block, and no widget is created.
+        expected = {
+            "text/plain": "<Graph 'export': 2 nodes, 4 edges/routers>",
+            "text/markdown": (
+                "```mermaid\n"
+                "flowchart TD\n"
+                '    __start__(["START"])\n'
+                '    n_a["a"]\n'
+                '    n_b["b \u270b"]\n'
+                '    __end__(["END"])\n'
+                "    __start__ -.-> n_a\n"
+                '    n_a -->|"state.go"| n_b\n'
+                "    n_a -.-> __end__\n"
+                "    n_b -.-> __end__\n"
+                "```\n"
+            ),
+        }
+        assert self.graph()._repr_mimebundle_() == expected
+        # The same in a fresh interpreter, which also never imports the widget stack.
+        code = (
+            "import json, sys\n"
+            "from nbgraph import END, START, Graph\n"
+            "g = Graph('export')\n"
+            "g.add_node('a', lambda s: None)\n"
+            "g.add_node('b', lambda s: None, approval=True)\n"
+            "g.add_edge(START, 'a')\n"
+            "g.add_edge('a', 'b', when=lambda s: s.go, label='state.go')\n"
+            "g.add_edge('a', END)\n"
+            "g.add_edge('b', END)\n"
+            "bundle = g._repr_mimebundle_()\n"
+            "print(json.dumps([bundle, [m for m in ('anywidget', 'ipywidgets') if m in sys.modules]]))\n"
+        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert json.loads(out.stdout) == [expected, []]
 
     def test_dag_before_and_after_a_run(self):
         g = self.graph()

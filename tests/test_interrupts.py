@@ -95,10 +95,18 @@ class TestLiveInput:
         g.add_node("both", both)
         g.add_edge(START, "both")
         g.add_edge("both", END)
-        run = g.start({}, display=False)
-        await run.next_pause(timeout=5)
-        while len(run.pending) < 2:
-            await asyncio.sleep(0)
+        asked = []
+        both_open = asyncio.Event()
+
+        def on_event(event):
+            if event.type == "interrupt":
+                asked.append(event.pause)
+                if len(asked) == 2:
+                    both_open.set()
+
+        run = g.start({}, display=False, on_event=on_event)
+        await asyncio.wait_for(both_open.wait(), timeout=5)
+        assert set(run.pending) == set(asked) and {p.prompt for p in asked} == {"first name?", "last name?"}
         with pytest.raises(NoPendingRequest, match="has 2 open input requests"):
             run.answer("x")
         by_prompt = {p.prompt: p for p in run.pending}
@@ -148,8 +156,11 @@ class TestDurableInput:
         result = ask_graph(calls).invoke({})
         assert result.outcome == "interrupted"
         assert result.pending.prompt == "Favourite colour?"
-        assert "invoke() never waits" not in result.reason  # says what to do instead:
-        assert "answer with g.resume(" in result.reason and "run = g.start(...)" in result.reason
+        # The reason names the node and the prompt, and says how to answer instead of waiting:
+        assert result.reason == (
+            f"waiting for input at node 'ask': Favourite colour? — answer with g.resume({result.thread!r}, answer); "
+            "for live answers use run = g.start(...) and `await run`"
+        )
         done = ask_graph(calls).resume(result.thread, "ochre")
         assert done.outcome == "done" and done.state["painted"] == "ochre wall"
         types = [e.type for e in done.events()]
@@ -161,6 +172,28 @@ class TestDurableInput:
     async def test_invoke_inside_a_running_loop_does_not_deadlock(self):
         result = ask_graph().invoke({})
         assert result.outcome == "interrupted"
+        assert result.pending.prompt == "Favourite colour?" and result.pending.node == "ask"
+        assert result.path == [] and result.state == {}
+        done = ask_graph().resume(result.thread, "ochre")
+        assert done.outcome == "done" and done.state["painted"] == "ochre wall"
+
+    async def test_astream_over_a_pause_ends_interrupted(self):
+        seen = []
+
+        async def consume():
+            async for event in ask_graph().astream({}):
+                seen.append(event)
+
+        await asyncio.wait_for(consume(), timeout=5)  # the stream ends by itself
+        assert [e.type for e in seen] == ["run-start", "route", "node-enter", "interrupt", "done"]
+        interrupt, done = seen[-2:]
+        assert (interrupt.pause.kind, interrupt.pause.node, interrupt.pause.prompt) == ("input", "ask", "Favourite colour?")
+        assert done.outcome == "interrupted"
+        assert done.reason.startswith("waiting for input at node 'ask': Favourite colour? — answer with g.resume(")
+        assert {e.thread for e in seen} == {done.thread}
+        # Nothing is lost: the streamed run resumes like an invoked one.
+        resumed = ask_graph().resume(done.thread, "ochre")
+        assert resumed.outcome == "done" and resumed.state["painted"] == "ochre wall"
 
     async def test_durable_start(self):
         cp = MemoryCheckpointer()

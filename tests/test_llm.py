@@ -317,14 +317,38 @@ class TestGuardrails:
         assert "invalid arguments for get_weather: city: Field required; town: Extra inputs are not permitted" in error["content"]
         assert result.state.messages[2].is_error and not result.state.messages[4].is_error
 
-    async def test_unknown_tool_and_non_object_arguments_are_reported(self):
-        from nbgraph.llm import Reply, ToolCallRequest
+    async def test_unknown_tool_and_non_object_arguments_are_reported(self, server, model):
+        # Through the real client: "[1]" is valid JSON but not an object of arguments.
+        server.script(ServerReply(tool_calls=[("nope", {}), ("get_weather", [1])]), ServerReply(text="ok"))
+        ran = []
 
-        model = scripted(("", [("nope", {})]), "ok")
-        result = await one_node(llm_node("s", model=model, tools=[get_weather])).ainvoke(ask("go"))
-        assert "there is no tool 'nope'; the tools are: get_weather" in result.state.messages[2].content
-        assert ToolCallRequest(id="c", name="t", raw_arguments="[1]").arguments == {}
-        assert Reply().text == ""
+        def get_weather(city: str = "nowhere") -> str:
+            """Current weather of a city."""
+            ran.append(city)
+            return f"Sunny in {city}"
+
+        seen = []
+        result = await one_node(llm_node("s", model=model, tools=[get_weather])).ainvoke(ask("go"), on_event=seen.append)
+        assert result.outcome == "done", result.reason
+        assert ran == []  # neither call reached a tool
+        calls = result.state.messages[1].tool_calls
+        assert [(c.name, c.arguments, c.raw_arguments) for c in calls] == [("nope", {}, None), ("get_weather", {}, "[1]")]
+        errors = result.state.messages[2:4]
+        assert [(m.role, m.tool_call_id, m.name, m.is_error, m.content) for m in errors] == [
+            ("tool", calls[0].id, "nope", True, "error: there is no tool 'nope'; the tools are: get_weather"),
+            ("tool", calls[1].id, "get_weather", True, "error: the arguments must be a JSON object, got '[1]'"),
+        ]
+        assert [(e.name, e.args) for e in seen if e.type == "tool-call"] == [("nope", {}), ("get_weather", "[1]")]
+        assert [(e.name, e.is_error, e.result) for e in seen if e.type == "tool-result"] == [
+            (m.name, True, m.content) for m in errors
+        ]
+        # The model is told both, with the ids of its calls.
+        sent = server.requests[1]["messages"]
+        assert [(m["role"], m["tool_call_id"], m["content"]) for m in sent[-2:]] == [
+            ("tool", calls[0].id, errors[0].content),
+            ("tool", calls[1].id, errors[1].content),
+        ]
+        assert result.state.messages[-1].content == "ok"
 
     async def test_async_tools_and_extract(self):
         import asyncio
@@ -521,9 +545,19 @@ class TestPrebuilt:
 def test_llm_node_is_marked_for_the_view_and_export():
     node = llm_node("Plan the trip.", tools=[get_weather])
     g = one_node(node)
-    agent = next(n for n in g.to_dag()["nodes"] if n["id"] == "agent")
-    assert agent["kind"] == "llm" and agent["tools"] == ["get_weather"]
-    assert json.dumps(g.to_dag())  # JSON-ready
-    with pytest.raises(ValueError, match="tool_choice must be"):
+    dag = g.to_dag()
+    assert dag["nodes"] == [
+        {"id": "__start__", "kind": "start"},
+        {"id": "agent", "kind": "llm", "approval": False, "tools": ["get_weather"]},
+        {"id": "__end__", "kind": "end"},
+    ]
+    assert [(e["from"], e["to"]) for e in dag["edges"]] == [("__start__", "agent"), ("agent", "__end__")]
+    assert json.loads(json.dumps(dag)) == dag  # JSON-ready: survives a round trip unchanged
+    with pytest.raises(ValueError, match="tool_choice must be 'auto', 'required' or 'none', not 'any'"):
         llm_node("x", tool_choice="any")  # type: ignore[arg-type]
-    assert demo_model() is demo_model()
+
+
+def test_demo_model_is_one_offline_scripted_model():
+    demo = demo_model()
+    assert demo is demo_model()
+    assert isinstance(demo, ScriptedModel) and demo.name == "nbgraph-demo"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
@@ -211,9 +213,17 @@ class TestLineMagic:
         run(shell, "%graph history _result")
         lines = capsys.readouterr().out.splitlines()
         assert lines[0].split() == ["step", "node", "visit", "ms", "edge", "tokens", "error"]
-        assert lines[1].split()[:5] == ["1", "research", "1", lines[1].split()[3], "->"]
-        assert "[state.has_findings]" in lines[1]
-        assert len(lines) == 4
+        rows = [
+            ("1", "research", r"-> analyze \[state\.has_findings\]"),
+            ("2", "analyze", r"-> summarize"),
+            ("3", "summarize", r"-> END"),
+        ]
+        assert len(lines) == 1 + len(rows)
+        for line, (step, node, edge) in zip(lines[1:], rows):
+            # step, node, visit, ms (one decimal), the edge taken; no tokens, no error.
+            match = re.fullmatch(rf"{step} +{node} +1 +(\d+\.\d) +{edge}", line)
+            assert match, line
+            assert float(match.group(1)) >= 0.0
 
     def test_export_formats(self, shell, capsys):
         import json
@@ -221,13 +231,62 @@ class TestLineMagic:
         shell.run_cell_magic("graph", "g", GRAPH)
         capsys.readouterr()
         run(shell, "%graph export g --format mermaid")
-        assert capsys.readouterr().out == shell.user_ns["g"].to_mermaid()
+        assert capsys.readouterr().out == (
+            "flowchart TD\n"
+            '    __start__(["START"])\n'
+            '    n_research["research"]\n'
+            '    n_analyze["analyze"]\n'
+            '    n_summarize["summarize"]\n'
+            '    __end__(["END"])\n'
+            "    __start__ -.-> n_research\n"
+            '    n_research -->|"state.has_findings"| n_analyze\n'
+            "    n_research -.-> n_summarize\n"
+            "    n_analyze -.-> n_summarize\n"
+            "    n_summarize -.-> __end__\n"
+        )
+
         run(shell, "%graph export g --format json")
-        assert json.loads(capsys.readouterr().out) == shell.user_ns["g"].to_dag()
+        dag = json.loads(capsys.readouterr().out)
+        assert (dag["version"], dag["mode"], dag["name"]) == ("1.0", "graph", "g")
+        assert dag["nodes"] == [
+            {"id": "__start__", "kind": "start"},
+            {"id": "research", "kind": "function", "approval": False},
+            {"id": "analyze", "kind": "function", "approval": False},
+            {"id": "summarize", "kind": "function", "approval": False},
+            {"id": "__end__", "kind": "end"},
+        ]
+        assert [(e["from"], e["to"], e["label"], e["unconditional"]) for e in dag["edges"]] == [
+            ("__start__", "research", None, True),
+            ("research", "analyze", "state.has_findings", False),
+            ("research", "summarize", None, True),
+            ("analyze", "summarize", None, True),
+            ("summarize", "__end__", None, True),
+        ]
+
         run(shell, '%graph run g {"q": "deep"}')
         capsys.readouterr()
         run(shell, "%graph export _result --format ndjson")
-        assert capsys.readouterr().out == shell.user_ns["_result"].to_ndjson()
+        events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert [e["type"] for e in events] == [
+            "run-start",
+            "route", "node-enter", "node-exit",
+            "route", "node-enter", "node-exit",
+            "route", "node-enter", "node-exit",
+            "route", "done",
+        ]
+        assert [(e["source"], e["target"], e["label"]) for e in events if e["type"] == "route"] == [
+            ("__start__", "research", None),
+            ("research", "analyze", "state.has_findings"),
+            ("analyze", "summarize", None),
+            ("summarize", "__end__", None),
+        ]
+        assert [(e["step"], e["node"], e["update"]) for e in events if e["type"] == "node-exit"] == [
+            (1, "research", {"has_findings": True}),
+            (2, "analyze", {"analyzed": True}),
+            (3, "summarize", {"summary": "done"}),
+        ]
+        assert events[0]["graph"] == "g" and events[-1]["outcome"] == "done"
+        assert {e["thread"] for e in events} == {shell.user_ns["_result"].thread}
 
     def test_list(self, shell, capsys):
         shell.run_cell_magic("graph", "g", GRAPH)

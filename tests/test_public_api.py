@@ -7,20 +7,38 @@ import sys
 
 import nbgraph
 
-DESIGN_NAMES = {
-    "Graph", "START", "END", "Goto", "End", "Budget", "append", "merge", "accumulate",
-    "MemoryCheckpointer", "SQLiteCheckpointer", "RunResult", "Run", "NoEdgeMatched", "MessagesState",
+EXPECTED_NAMES = {
+    "END", "START",
+    "Approval", "Budget", "Checkpoint", "Checkpointer", "Context", "End", "Event", "FiredEdge", "Goto",
+    "Graph", "GraphValidationError", "GraphWarning", "InvalidUpdate", "MaxStepsExceeded",
+    "MemoryCheckpointer", "MessagesState", "NbgraphError", "NoEdgeMatched", "NoPendingRequest",
+    "OpenAIModel", "Outcome", "Pause", "Reducer", "RedisCheckpointer", "ResumeError", "RouteDecision",
+    "RoutingError", "Run", "RunFailed", "RunResult", "RunStillRunning", "SQLiteCheckpointer",
+    "ScriptedModel", "StateView", "Step", "ThreadBusy",
+    "accumulate", "append", "default_checkpointer", "llm_node", "merge", "overwrite", "parse_ndjson", "tool",
 }
 
 
-def test_design_names_are_exported():
-    assert DESIGN_NAMES <= set(nbgraph.__all__)
+def test_exported_names_are_exactly_the_public_api():
+    # Adding or dropping a public name is a decision: update this set with it.
+    assert set(nbgraph.__all__) == EXPECTED_NAMES
 
 
-def test_all_names_exist_and_are_sorted_uniquely():
+def test_all_names_exist_and_are_unique():
     assert len(set(nbgraph.__all__)) == len(nbgraph.__all__)
     for name in nbgraph.__all__:
         assert hasattr(nbgraph, name), name
+    # `from nbgraph import *` binds exactly these names.
+    namespace: dict = {}
+    exec("from nbgraph import *", namespace)
+    assert set(namespace) - {"__builtins__"} == EXPECTED_NAMES
+
+
+def test_all_is_sorted():
+    # Python's own sorted(): case-sensitive, so capitalised names come before lowercase ones.
+    names = list(nbgraph.__all__)
+    inversions = [f"{a!r} before {b!r}" for a, b in zip(names, names[1:]) if a > b]
+    assert names == sorted(names), "__all__ is not sorted: " + ", ".join(inversions)
 
 
 def test_reserved_names():
@@ -29,8 +47,7 @@ def test_reserved_names():
 
 def test_engine_imports_no_notebook_or_model_libraries():
     code = (
-        "import sys, nbgraph, nbgraph.engine, nbgraph.export, nbgraph.checkpoint, nbgraph.llm, nbgraph.prebuilt\n"
-        "try:\n    import nbgraph.dsl\nexcept ImportError:\n    pass\n"
+        "import sys, nbgraph, nbgraph.engine, nbgraph.export, nbgraph.checkpoint, nbgraph.llm, nbgraph.prebuilt, nbgraph.dsl\n"
         "heavy = [m for m in ('IPython', 'ipywidgets', 'anywidget', 'openai', 'ipykernel') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )

@@ -17,6 +17,7 @@ class Wire:
     def __init__(self, view: GraphView) -> None:
         self.updates: list[dict] = []
         self.custom: list[dict] = []
+        self._news: asyncio.Event | None = None
         original = view.comm.publish_msg
 
         def publish(msg_type, data=None, metadata=None, buffers=None, **keys):
@@ -24,13 +25,30 @@ class Wire:
                 self.updates.append(data["state"])
             elif data and data.get("method") == "custom":
                 self.custom.append(data["content"])
+            if self._news is not None:
+                self._news.set()
             return original(msg_type, data=data, metadata=metadata, buffers=buffers, **keys)
 
         view.comm.publish_msg = publish
 
+    async def update_where(self, predicate, timeout: float = 5.0) -> dict:
+        """The first update sent (or sent within `timeout` seconds from now) that satisfies `predicate`."""
 
-def loop_graph(steps: int) -> Graph:
+        async def scan() -> dict:
+            while True:
+                for update in self.updates:
+                    if predicate(update):
+                        return update
+                self._news = asyncio.Event()
+                await self._news.wait()
+
+        return await asyncio.wait_for(scan(), timeout)
+
+
+def loop_graph(steps: int, clock: dict | None = None, tick: float = 0.0) -> Graph:
     async def work(state):
+        if clock is not None:
+            clock["now"] += tick  # the step's I/O takes `tick` seconds of the loop's clock
         await asyncio.sleep(0)  # yield to the loop like a real node doing I/O
         return {"n": state.n + 1}
 
@@ -61,17 +79,25 @@ def human_graph() -> Graph:
 
 
 class TestCoalescing:
-    async def test_ten_thousand_steps_send_few_messages(self):
-        run = loop_graph(10_000).start({"n": 0}, display=False)
-        view = GraphView.for_run(run)
-        wire = Wire(view)
+    async def test_ten_thousand_steps_send_few_messages(self, monkeypatch):
+        # The view's timer runs on the event loop's clock. Here each step advances that
+        # clock by exactly `tick` seconds, so the run lasts steps * tick seconds of loop
+        # time on any machine, and the number of updates follows from the rate alone.
         loop = asyncio.get_running_loop()
-        t0 = loop.time()
+        clock = {"now": loop.time()}
+        monkeypatch.setattr(loop, "time", lambda: clock["now"])
+        steps, tick, rate = 10_000, 1 / 2048, 20.0  # the tick is exact in binary floating point
+        run = loop_graph(steps, clock, tick).start({"n": 0}, display=False)
+        view = GraphView.for_run(run, max_rate=rate)
+        wire = Wire(view)  # attached after the view's first flush
         result = await run
-        seconds = loop.time() - t0
-        assert result.outcome == "done" and result.state["n"] == 10_000
-        assert len(wire.updates) < 100, len(wire.updates)
-        assert len(wire.updates) <= 30 * seconds + 3
+        assert result.outcome == "done" and result.state["n"] == steps
+        assert view.observer.flushes == 1 + len(wire.updates)  # one comm message per flush
+        run_time = steps * tick  # 4.88 s of loop time
+        timed = len(wire.updates) - 1  # every update but the final one came from the timer
+        # At most `rate` a second, and the timer really does keep firing while the run goes on
+        # (a timer callback waits for the step under way, so a period can run a few ticks over 1/rate).
+        assert run_time / (1 / rate + 4 * tick) <= timed <= run_time * rate, timed
         final = wire.updates[-1]
         assert final["status"]["outcome"] == "done" and final["status"]["state"] == "done"
         assert view.visits == {"work": 10_000}
@@ -205,9 +231,10 @@ class TestMessages:
         assert seen == ["be brief"]
         assert any(line.strip() == "steer: be brief" for line in view.log)
 
-        never = asyncio.Event()
+        never, entered = asyncio.Event(), asyncio.Event()
 
         async def stuck(state):
+            entered.set()
             await never.wait()
 
         g2 = Graph("stop")
@@ -216,16 +243,55 @@ class TestMessages:
         g2.add_edge("stuck", END)
         run = g2.start({}, display=False)
         view = GraphView.for_run(run)
-        await asyncio.sleep(0)
+        await asyncio.wait_for(entered.wait(), timeout=5)  # Stop while the node runs
         view._handle_custom_msg({"type": "stop"}, [])
-        result = await run
+        result = await asyncio.wait_for(run, timeout=5)
         assert result.outcome == "aborted" and view.status["outcome"] == "aborted"
+        assert result.reason == "cancelled during node 'stuck' at step 1"
 
     async def test_graph_view_rejects_answers(self):
         view = GraphView(human_graph())
         wire = Wire(view)
         view._handle_custom_msg({"type": "stop"}, [])
         assert "nothing to answer" in wire.custom[-1]["message"]
+
+
+class TestStreamedText:
+    async def test_an_llm_nodes_streamed_reply_reaches_the_view(self):
+        from nbgraph import MessagesState, ScriptedModel, llm_node
+        from nbgraph.llm import Reply
+
+        gate = asyncio.Event()
+
+        async def weather(city: str) -> str:
+            """Today's weather in a city."""
+            await gate.wait()  # the node is still running while its tool waits
+            return f"Sunny in {city}"
+
+        model = ScriptedModel(
+            [Reply(text="Checking the weather in Kyoto.", tool_calls=[("weather", {"city": "Kyoto"})]), "Sunny: pack light."],
+            chunk_chars=4,
+        )
+        g = Graph("chat", state=MessagesState)
+        g.add_node("agent", llm_node("You plan trips.", model=model, tools=[weather]))
+        g.add_edge(START, "agent")
+        g.add_edge("agent", END)
+        run = g.start({"messages": ["Kyoto this weekend?"]}, display=False)
+        view = GraphView.for_run(run)
+        wire = Wire(view)
+
+        # While the node runs (its tool waits), the text streamed so far is sent.
+        update = await wire.update_where(lambda u: u.get("text"))
+        assert update["text"] == "Checking the weather in Kyoto."
+        assert not run.done and view.status["state"] == "running" and view.status["current"] == "agent"
+
+        gate.set()
+        result = await run
+        assert result.outcome == "done", result.reason
+        # The second reply of the turn streams on its own line, after the first.
+        full = "Checking the weather in Kyoto.\nSunny: pack light."
+        assert [u["text"] for u in wire.updates if "text" in u][-1] == full
+        assert view.text == full and view.status["outcome"] == "done"
 
 
 def test_graph_mimebundle_has_the_widget():

@@ -118,3 +118,28 @@ def test_steer_and_stop_a_running_graph(lab, page):
     output = panel.locator('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stdout"]', has_text="RESULT")
     output.wait_for(timeout=TIMEOUT)
     assert output.inner_text().strip() == "RESULT aborted cancelled ['go faster']"
+
+
+def test_an_llm_nodes_streamed_reply_shows_in_the_view(lab, page):
+    panel = run_all(page, lab, "llm.ipynb")
+    view = panel.locator(".nbg-root.nbg-live")
+    view.wait_for(timeout=TIMEOUT)
+    reply = "Kyoto in spring: temples, gardens and green tea."
+    text = view.locator(".nbg-text")
+    # The node has streamed its reply and waits for approval: the view shows the text.
+    view.locator("button.nbg-approve").wait_for(timeout=TIMEOUT)
+    page.wait_for_function(
+        "reply => document.querySelector('.jp-NotebookPanel .nbg-live .nbg-text').textContent === reply",
+        arg=reply, timeout=TIMEOUT,
+    )
+    assert text.is_visible() and view.get_attribute("data-state") == "paused"
+    assert view.get_attribute("data-current") == "agent"
+    view.locator("button.nbg-approve").click()
+    page.wait_for_function(
+        "() => document.querySelector('.jp-NotebookPanel .nbg-live').dataset.state === 'done'", timeout=TIMEOUT
+    )
+    output = panel.locator('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stdout"]', has_text="RESULT")
+    output.wait_for(timeout=TIMEOUT)
+    assert output.inner_text().strip() == f"RESULT done {reply}"
+    # The finished run still shows what the node streamed.
+    assert text.inner_text() == reply and text.is_visible()
