@@ -45,13 +45,12 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
-    "END",
-    "START",
     "Approval",
     "Budget",
     "Checkpoint",
     "Checkpointer",
     "Context",
+    "END",
     "End",
     "Event",
     "FiredEdge",
@@ -71,8 +70,8 @@ __all__ = [
     "OpenAIModel",
     "Outcome",
     "Pause",
-    "Reducer",
     "RedisCheckpointer",
+    "Reducer",
     "ResumeError",
     "RouteDecision",
     "RoutingError",
@@ -81,6 +80,7 @@ __all__ = [
     "RunResult",
     "RunStillRunning",
     "SQLiteCheckpointer",
+    "START",
     "ScriptedModel",
     "StateView",
     "Step",

@@ -9,12 +9,13 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from typing import Annotated, Any
 
 import pydantic
 import pytest
 
-import nbgraph.engine as engine
+import nbgraph.engine.walker as walker
 from nbgraph import (
     END,
     START,
@@ -207,7 +208,7 @@ class TestCancel:
         # `tick` seconds of it, whatever the machine's speed.
         tick = 1 / 1024  # exact in binary floating point
         clock = {"now": 1000.0}
-        monkeypatch.setattr(engine.time, "perf_counter", lambda: clock["now"])
+        monkeypatch.setattr(time, "perf_counter", lambda: clock["now"])
         store = MemoryCheckpointer()
         loop = asyncio.get_running_loop()
         stop_after, end = 100, 10_000
@@ -229,7 +230,7 @@ class TestCancel:
         assert result.outcome == "aborted", result.reason
         stopped = result.state.n
         # It lands at the walker's next turn for the loop: at most one interval's worth of steps later.
-        assert stop_after <= stopped <= stop_after + math.ceil(engine._LOOP_TURN_INTERVAL / tick) + 1 < end
+        assert stop_after <= stopped <= stop_after + math.ceil(walker._LOOP_TURN_INTERVAL / tick) + 1 < end
         assert result.reason == f"cancelled during node 'slow' at step {stopped + 1}"
         assert len(result.history) == stopped
         saved = store.get(runs[0].thread)

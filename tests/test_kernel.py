@@ -25,7 +25,7 @@ g.add_edge(START, "fetch")
 g.add_edge("fetch", "ask", when=lambda s: s.n > 1, label="n > 1")
 g.add_edge("fetch", END)
 g.add_edge("ask", END)
-from nbgraph._display import in_kernel
+from nbgraph.hooks import in_kernel
 asyncio.get_running_loop().is_running(), in_kernel()
 """,
     # A synchronous invoke() inside the kernel's running loop, with an async node.

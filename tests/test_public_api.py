@@ -9,8 +9,8 @@ import nbgraph
 
 EXPECTED_NAMES = {
     "END", "START",
-    "Approval", "Budget", "Checkpoint", "Checkpointer", "Context", "End", "Event", "FiredEdge", "Goto",
-    "Graph", "GraphValidationError", "GraphWarning", "InvalidUpdate", "MaxStepsExceeded",
+    "Approval", "Budget", "Checkpoint", "Checkpointer", "Context", "End", "Event", "FiredEdge", "Frame", "Goto",
+    "Graph", "GraphSyntaxError", "GraphValidationError", "GraphWarning", "InvalidUpdate", "MaxStepsExceeded",
     "MemoryCheckpointer", "MessagesState", "NbgraphError", "NoEdgeMatched", "NoPendingRequest",
     "OpenAIModel", "Outcome", "Pause", "Reducer", "RedisCheckpointer", "ResumeError", "RouteDecision",
     "RoutingError", "Run", "RunFailed", "RunResult", "RunStillRunning", "SQLiteCheckpointer",
@@ -39,6 +39,18 @@ def test_all_is_sorted():
     names = list(nbgraph.__all__)
     inversions = [f"{a!r} before {b!r}" for a, b in zip(names, names[1:]) if a > b]
     assert names == sorted(names), "__all__ is not sorted: " + ", ".join(inversions)
+
+
+def test_import_loads_neither_the_llm_layer_nor_the_durable_stores():
+    code = (
+        "import sys, nbgraph\n"
+        "loaded = [m for m in ('nbgraph.llm', 'nbgraph.checkpoint.sqlite', 'nbgraph.checkpoint.redis', 'sqlite3') if m in sys.modules]\n"
+        "print(','.join(loaded))\n"
+        "nbgraph.ScriptedModel, nbgraph.SQLiteCheckpointer\n"
+        "print('nbgraph.llm' in sys.modules, 'nbgraph.checkpoint.sqlite' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["", "True True"]
 
 
 def test_reserved_names():
