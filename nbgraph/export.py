@@ -94,7 +94,7 @@ def to_mermaid(graph: Any) -> str:
     lines = ["flowchart TD"]
     lines.append(f'    {_mermaid_id(START)}(["START"])')
     for name, spec in specs.items():
-        badge = " ✋" if spec.approval else ""
+        badge = " ✓" if spec.approval else ""
         lines.append(f'    {_mermaid_id(name)}["{_mermaid_text(name)}{badge}"]')
     lines.append(f'    {_mermaid_id(END)}(["END"])')
     for edge in _edges(graph, specs):

@@ -275,7 +275,7 @@ class TestExport:
                 "flowchart TD\n"
                 '    __start__(["START"])\n'
                 '    n_a["a"]\n'
-                '    n_b["b \u270b"]\n'
+                '    n_b["b \u2713"]\n'
                 '    __end__(["END"])\n'
                 "    __start__ -.-> n_a\n"
                 '    n_a -->|"state.go"| n_b\n'
