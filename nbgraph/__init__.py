@@ -28,11 +28,9 @@ from .errors import (
     RunStillRunning,
     ThreadBusy,
 )
-from .events import Event, parse_ndjson
 from .graph import Graph
 from .history import FiredEdge, Frame, Step
 from .names import END, START, End, Goto
-from .pauses import Approval, Pause
 from .plan import RouteDecision
 from .reducers import Reducer, accumulate, append, merge, overwrite
 from .state import StateView
@@ -40,7 +38,9 @@ from .state import StateView
 if TYPE_CHECKING:
     from .checkpoint.redis import RedisCheckpointer
     from .checkpoint.sqlite import SQLiteCheckpointer
+    from .events import Event, parse_ndjson
     from .llm import MessagesState, OpenAIModel, ScriptedModel, llm_node, tool
+    from .pauses import Approval, Pause
 
 __version__ = "0.1.0"
 
@@ -96,6 +96,10 @@ __all__ = [
 ]
 
 _LAZY = {
+    "Approval": "pauses",
+    "Event": "events",
+    "Pause": "pauses",
+    "parse_ndjson": "events",
     "MessagesState": "llm",
     "OpenAIModel": "llm",
     "ScriptedModel": "llm",
@@ -107,7 +111,8 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    # The LLM layer and the durable stores load when first named, not on `import nbgraph`.
+    # The LLM layer, the durable stores and the pydantic models of events and pauses
+    # load when first named, not on `import nbgraph`.
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'nbgraph' has no attribute {name!r}")

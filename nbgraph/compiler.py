@@ -97,6 +97,7 @@ def compile_graph(graph: Graph) -> Plan:
         checkpointer=graph.checkpointer,
         listeners=tuple(graph.listeners),
         graph=graph,
+        gotos={},
     )
 
 

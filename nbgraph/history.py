@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from .events import event_from_dict
 from .names import START
 from .state import to_jsonable
 
@@ -34,8 +32,7 @@ class Frame(NamedTuple):
         return cls(data["node"], data.get("path") or data["node"], data.get("branch"))
 
 
-@dataclass(frozen=True, slots=True)
-class FiredEdge:
+class FiredEdge(NamedTuple):
     """The edge routing took after a step; ``label`` is the condition or router name."""
 
     source: str
@@ -109,6 +106,8 @@ class Step(NamedTuple):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Step:
+        from .events import event_from_dict
+
         edge = data.get("edge")
         return cls(
             step=data["step"],

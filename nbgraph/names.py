@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["END", "START", "End", "Goto", "new_id"]
 
@@ -15,16 +14,14 @@ END = "__end__"
 """The exit: an edge to END finishes the run with outcome ``done``."""
 
 
-@dataclass(frozen=True, slots=True)
-class Goto:
+class Goto(NamedTuple):
     """Returned by a node: go to ``node`` next, ignoring its edges, after applying ``update``."""
 
     node: str
     update: Mapping[str, Any] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class End:
+class End(NamedTuple):
     """Returned by a node: finish the run after applying ``update``."""
 
     update: Mapping[str, Any] | None = None

@@ -14,7 +14,7 @@ import pydantic
 
 from .errors import ResumeError
 
-__all__ = ["Approval", "Pause", "PauseRequested", "read_approval", "read_input"]
+__all__ = ["Approval", "Pause", "read_approval", "read_input"]
 
 
 class Pause(pydantic.BaseModel):
@@ -75,14 +75,3 @@ def read_input(pause: Pause, answer: Any) -> Any:
             f"{answer!r} is not one of the options for {pause.prompt!r}: {', '.join(map(repr, pause.options))}"
         )
     return answer
-
-
-class PauseRequested(BaseException):
-    """Unwinds a node when its run cannot wait for a person (durable mode).
-
-    A BaseException so that a node's own ``except Exception`` cannot swallow it.
-    """
-
-    def __init__(self, pause: Pause) -> None:
-        self.pause = pause
-        super().__init__(pause.id)

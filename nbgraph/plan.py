@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from .errors import NoEdgeMatched, RoutingError, did_you_mean
@@ -37,8 +36,7 @@ OnMaxSteps = Literal["return_last", "raise", "flag"]
 # -- what the builder declares ---------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class NodeSpec:
+class NodeSpec(NamedTuple):
     """A node as declared, with its calling convention resolved once."""
 
     name: str
@@ -60,8 +58,7 @@ class NodeSpec:
         return tuple(getattr(self.fn, "nbgraph_tools", ()) or ())
 
 
-@dataclass(frozen=True, slots=True)
-class Edge:
+class Edge(NamedTuple):
     """One edge. ``when`` is None for an unconditional edge, which always matches."""
 
     source: str
@@ -78,8 +75,7 @@ class Edge:
         return f"{self.source} -> {self.target} ({condition})"
 
 
-@dataclass(frozen=True, slots=True)
-class Router:
+class Router(NamedTuple):
     """A routing function: ``fn(state) -> target name``, checked against ``targets``."""
 
     source: str
@@ -88,8 +84,7 @@ class Router:
     label: str
 
 
-@dataclass(frozen=True, slots=True)
-class RouteDecision:
+class RouteDecision(NamedTuple):
     """Why routing out of ``source`` chose ``target``.
 
     ``checks`` lists each candidate tried, in order, with what its condition gave.
@@ -122,8 +117,7 @@ Route = Callable[[Any, Any], Hop]
 """``route(state_view, ctx) -> Hop``: routing out of one node."""
 
 
-@dataclass(frozen=True, slots=True)
-class NodePlan:
+class NodePlan(NamedTuple):
     """One node, ready to run: the walker reads only these fields per step."""
 
     name: str
@@ -141,8 +135,7 @@ class NodePlan:
     spec: NodeSpec
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Plan:
+class Plan(NamedTuple):
     """A validated, frozen graph: what the engine walks."""
 
     name: str
@@ -164,7 +157,11 @@ class Plan:
     listeners: tuple[Callable[[Any], Any], ...] = ()
     graph: Any = None
     """The builder this plan was compiled from (shown by views; never read by the engine)."""
-    _gotos: dict[tuple[str, str], Hop] = field(default_factory=dict, repr=False)
+    gotos: dict[tuple[str, str], Hop] | None = None
+    """The hops of ``Goto`` commands, built on first use (the compiler gives each plan its own dict)."""
+
+    def __repr__(self) -> str:
+        return f"<Plan {self.name!r}: {len(self.nodes)} nodes>"
 
     def node(self, name: str) -> NodePlan:
         """The node record for ``name`` (START's routing record for START)."""
@@ -172,10 +169,12 @@ class Plan:
 
     def goto(self, source: str, target: str) -> Hop:
         """The hop of a ``Goto``/``End`` command from ``source`` (built once per pair)."""
-        hop = self._gotos.get((source, target))
+        gotos = self.gotos
+        assert gotos is not None
+        hop = gotos.get((source, target))
         if hop is None:
             edge = FiredEdge(source, target, "end" if target == END else "goto", False)
-            hop = self._gotos[(source, target)] = Hop(edge, self.frames_to(target))
+            hop = gotos[(source, target)] = Hop(edge, self.frames_to(target))
         return hop
 
     def frames_to(self, target: str) -> tuple[Frame, ...]:

@@ -8,15 +8,13 @@ per step costs the same per step at 10,000 messages as at 10.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import islice
-from typing import Any, overload
+from typing import Any, NamedTuple, overload
 
 __all__ = ["AppendLog", "Reducer", "accumulate", "append", "merge", "overwrite"]
 
 
-@dataclass(frozen=True, slots=True)
-class Reducer:
+class Reducer(NamedTuple):
     """How a field combines its current value with an update.
 
     Use one of the shipped reducers in ``Annotated[type, reducer]``, or wrap your own

@@ -6,11 +6,13 @@ import json
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from ..history import Frame, Step
-from ..pauses import Pause
 from ..state import to_jsonable
+
+if TYPE_CHECKING:
+    from ..pauses import Pause
 
 __all__ = ["Checkpoint", "Checkpointer", "Status"]
 
@@ -75,6 +77,8 @@ class Checkpoint(NamedTuple):
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Checkpoint:
+        from ..pauses import Pause
+
         data = json.loads(text)
         return cls(
             thread=data["thread"],

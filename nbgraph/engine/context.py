@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..events import EVENT_TYPES, TextDelta
 from ..names import new_id
-from ..pauses import Pause
 from .limits import Aborted
+from .listeners import text_delta
 
 if TYPE_CHECKING:
     from ..plan import Plan
@@ -99,11 +98,11 @@ class Context:
             # Streamed text is live only: the step's update carries the whole reply,
             # so a history or checkpoint never holds a model's output twice.
             if listeners.all:
-                listeners.emit(TextDelta.model_construct(
-                    thread=walker.thread, step=self.step, node=self.node, path=self.path, branch=self.branch, **fields
-                ))
+                listeners.emit(text_delta(walker.thread, self.step, self.node, self.path, self.branch, **fields))
             return
         if isinstance(event, str):
+            from ..events import EVENT_TYPES
+
             cls = EVENT_TYPES.get(event)
             if cls is None:
                 raise ValueError(f"unknown event type {event!r}; one of: {', '.join(EVENT_TYPES)}")
@@ -161,6 +160,8 @@ class Context:
         pauses = walker.pauses
         if slot in pauses.answers:
             return pauses.answers[slot]
+        from ..pauses import Pause
+
         pause = Pause(
             id=new_id(),
             kind="input",

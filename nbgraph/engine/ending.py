@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from ..pauses import Pause
+if TYPE_CHECKING:
+    from ..pauses import Pause
 
 __all__ = ["Ending", "Outcome"]
 
@@ -20,8 +20,7 @@ Outcome = Literal["done", "failed", "aborted", "interrupted", "denied"]
 """
 
 
-@dataclass(frozen=True, slots=True)
-class Ending:
+class Ending(NamedTuple):
     """What the walker hands back when a run stops."""
 
     outcome: Outcome

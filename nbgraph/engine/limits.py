@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["Aborted", "Budget", "Meter"]
 
 
-@dataclass(frozen=True, slots=True)
-class Budget:
+class Budget(NamedTuple):
     """Limits checked before every step and every LLM call; exceeding one aborts the run.
 
     ``turns`` counts LLM calls, ``tokens`` and ``cost`` what the model reported,

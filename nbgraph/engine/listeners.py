@@ -3,21 +3,28 @@
 A run builds events only when someone listens. The engine builds its own events
 from data it already checked, so it skips pydantic's validation
 (``model_construct``); a listener that subscribed with ``steps=False`` is spared
-the three events of every step.
+the three events of every step. The event models are loaded when the first event
+is built, so ``import nbgraph`` does not pay for pydantic's model machinery.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from functools import cache
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-from ..events import Done, ErrorEvent, Interrupt, NodeEnter, NodeExit, Route, RunStart
 from ..history import FiredEdge, Step
-from ..pauses import Pause
 from ..state import to_jsonable
 
-__all__ = ["Listeners", "node_enter", "node_exit", "route_event", "step_end_events", "trace"]
+if TYPE_CHECKING:
+    from ..pauses import Pause
+
+__all__ = [
+    "Listeners", "done", "error_event", "interrupt", "node_enter", "node_exit", "resume", "route_event",
+    "run_start", "step_end_events", "text_delta", "trace",
+]
 
 Listener = Callable[[Any], Any]
 
@@ -69,12 +76,48 @@ def _call(listeners: list[Listener], event: Any) -> None:
 # -- the engine's own events -----------------------------------------------------------
 
 
-def node_enter(thread: str, step: int, node: str, visit: int, path: str, branch: str | None) -> NodeEnter:
-    return NodeEnter.model_construct(thread=thread, step=step, node=node, visit=visit, path=path, branch=branch)
+@cache
+def _events() -> ModuleType:
+    from .. import events
+
+    return events
 
 
-def node_exit(thread: str, record: Step) -> NodeExit:
-    return NodeExit.model_construct(
+def run_start(thread: str, step: int, graph: str, resumed: bool) -> Any:
+    return _events().RunStart.model_construct(thread=thread, step=step, graph=graph, resumed=resumed)
+
+
+def node_enter(thread: str, step: int, node: str, visit: int, path: str, branch: str | None) -> Any:
+    return _events().NodeEnter.model_construct(thread=thread, step=step, node=node, visit=visit, path=path, branch=branch)
+
+
+def text_delta(thread: str, step: int, node: str, path: str, branch: str | None, **fields: Any) -> Any:
+    return _events().TextDelta.model_construct(thread=thread, step=step, node=node, path=path, branch=branch, **fields)
+
+
+def interrupt(thread: str, step: int, pause: Pause) -> Any:
+    return _events().Interrupt.model_construct(thread=thread, step=step, path=pause.path, branch=pause.branch, pause=pause)
+
+
+def resume(thread: str, step: int, pause: Pause, answer: Any) -> Any:
+    return _events().Resume.model_construct(
+        thread=thread, step=step, path=pause.path, branch=pause.branch, pause_id=pause.id,
+        answer=to_jsonable(answer, strict=False),
+    )
+
+
+def error_event(thread: str, step: int, node: str | None, path: str, branch: str | None, error: str, error_type: str) -> Any:
+    return _events().ErrorEvent.model_construct(
+        thread=thread, step=step, node=node, path=path, branch=branch, error=error, error_type=error_type,
+    )
+
+
+def done(thread: str, step: int, outcome: str, reason: str | None, hit_max_steps: bool) -> Any:
+    return _events().Done.model_construct(thread=thread, step=step, outcome=outcome, reason=reason, hit_max_steps=hit_max_steps)
+
+
+def node_exit(thread: str, record: Step) -> Any:
+    return _events().NodeExit.model_construct(
         thread=thread,
         step=record.step,
         path=record.path,
@@ -87,8 +130,8 @@ def node_exit(thread: str, record: Step) -> NodeExit:
     )
 
 
-def route_event(thread: str, step: int, edge: FiredEdge, path: str = "", branch: str | None = None) -> Route:
-    return Route.model_construct(
+def route_event(thread: str, step: int, edge: FiredEdge, path: str = "", branch: str | None = None) -> Any:
+    return _events().Route.model_construct(
         thread=thread, step=step, path=path, branch=branch, source=edge.source, target=edge.target,
         label=edge.label, unconditional=edge.unconditional,
     )
@@ -117,7 +160,7 @@ def trace(
     resumed: bool = False,
 ) -> Iterator[Any]:
     """A run's events rebuilt from its history, in the order they were reported."""
-    yield RunStart.model_construct(thread=thread, step=0, graph=graph, resumed=resumed)
+    yield run_start(thread, 0, graph, resumed)
     if start_edge is not None:
         yield route_event(thread, 0, start_edge)
     for record in history:
@@ -128,11 +171,10 @@ def trace(
         yield from step_end_events(thread, record)
     if outcome == "failed":
         last = history[-1] if history and history[-1].error else None
-        yield ErrorEvent.model_construct(
-            thread=thread, step=last.step if last else step, node=last.node if last else None,
-            path=last.path if last else "", branch=last.branch if last else None,
-            error=reason or "", error_type=error_type,
+        yield error_event(
+            thread, last.step if last else step, last.node if last else None,
+            last.path if last else "", last.branch if last else None, reason or "", error_type,
         )
     for pause in pauses:
-        yield Interrupt.model_construct(thread=thread, step=step, path=pause.path, branch=pause.branch, pause=pause)
-    yield Done.model_construct(thread=thread, step=step, outcome=outcome, reason=reason, hit_max_steps=hit_max_steps)
+        yield interrupt(thread, step, pause)
+    yield done(thread, step, outcome, reason, hit_max_steps)

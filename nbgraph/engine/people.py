@@ -14,20 +14,29 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidUpdate, NoPendingRequest
-from ..events import Interrupt, Resume
 from ..history import FiredEdge, Frame, Step
 from ..names import new_id
-from ..pauses import Approval, Pause, PauseRequested, read_approval, read_input
 from ..plan import Hop, NodePlan
-from ..state import to_jsonable
 from .ending import Ending
-from .listeners import node_exit, route_event
+from .listeners import interrupt, node_exit, resume, route_event
 
 if TYPE_CHECKING:
+    from ..pauses import Approval, Pause
     from .context import Context
     from .walker import Walker
 
-__all__ = ["Pauses", "approve_step", "settle_resumed_approval", "wait_for_person"]
+__all__ = ["PauseRequested", "Pauses", "approve_step", "settle_resumed_approval", "wait_for_person"]
+
+
+class PauseRequested(BaseException):
+    """Unwinds a node when its run cannot wait for a person (durable mode).
+
+    A BaseException so that a node's own ``except Exception`` cannot swallow it.
+    """
+
+    def __init__(self, pause: Pause) -> None:
+        self.pause = pause
+        super().__init__(pause.id)
 
 
 class Pauses:
@@ -59,6 +68,8 @@ class Pauses:
         pause, future = entry
         if future.done():
             return False
+        from ..pauses import read_approval, read_input
+
         if pause.kind == "approval":
             value = read_approval(value)
             if value.update:
@@ -117,7 +128,7 @@ async def wait_for_person(walker: Walker, pause: Pause, ctx: Context | None, eve
     future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
     pauses.open[pause.id] = (pause, future)
     thread = walker.thread
-    _note(walker, Interrupt.model_construct(thread=thread, step=pause.step, path=pause.path, branch=pause.branch, pause=pause), ctx, events)
+    _note(walker, interrupt(thread, pause.step, pause), ctx, events)
     pauses.wake(pause)
     t0 = time.perf_counter()
     try:
@@ -125,11 +136,7 @@ async def wait_for_person(walker: Walker, pause: Pause, ctx: Context | None, eve
     finally:
         walker.meter.waited += time.perf_counter() - t0
         pauses.open.pop(pause.id, None)
-    resume = Resume.model_construct(
-        thread=thread, step=pause.step, path=pause.path, branch=pause.branch, pause_id=pause.id,
-        answer=to_jsonable(answer, strict=False),
-    )
-    _note(walker, resume, ctx, events)
+    _note(walker, resume(thread, pause.step, pause, answer), ctx, events)
     return answer
 
 
@@ -149,6 +156,8 @@ async def approve_step(walker: Walker, node: NodePlan, record: Step) -> Ending |
     by the edges). Returns the ending (denied, or interrupted in a durable run), or
     the step with its verdict recorded and the hop a denial takes to ``on_deny``.
     """
+    from ..pauses import Pause
+
     pause = Pause(
         id=new_id(), kind="approval", node=node.name, step=record.step, path=record.path, branch=record.branch,
         prompt=f"Approve the result of {node.name!r}?",

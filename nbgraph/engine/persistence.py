@@ -16,10 +16,10 @@ from ..checkpoint.memory import MemoryCheckpointer
 from ..errors import ResumeError
 from ..history import Frame, Step
 from ..names import START, new_id
-from ..pauses import Pause, read_approval, read_input
 from ..plan import Plan
 
 if TYPE_CHECKING:
+    from ..pauses import Pause
     from .ending import Ending
     from .walker import Walker
 
@@ -187,6 +187,8 @@ def open_thread(plan: Plan, store: Checkpointer, thread: str, answer: Any) -> tu
     pause = last.pending
     if pause is None:
         return last, None
+    from ..pauses import read_approval, read_input
+
     if answer is None:
         raise ResumeError(
             f"thread {thread!r} is waiting for {'an approval' if pause.kind == 'approval' else 'input'} "

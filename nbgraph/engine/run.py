@@ -5,18 +5,19 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import AsyncIterator, Callable, Generator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import MaxStepsExceeded, RunStillRunning
-from ..events import Done, Interrupt, to_ndjson
 from ..export import to_dag
 from ..history import Step
 from ..names import new_id
-from ..pauses import Approval, Pause
 from ..plan import Plan
+
+if TYPE_CHECKING:
+    from ..pauses import Pause
 from .ending import Ending, Outcome
 from .limits import Budget
-from .listeners import Listeners, trace
+from .listeners import Listeners, done, interrupt, trace
 from .persistence import default_checkpointer, forget, open_thread, restore, store_for
 from .walker import Walker
 
@@ -73,6 +74,8 @@ class RunResult:
 
     def to_ndjson(self) -> str:
         """The event trace as NDJSON."""
+        from ..events import to_ndjson
+
         return to_ndjson(self.events())
 
     def to_dag(self) -> dict[str, Any]:
@@ -212,11 +215,11 @@ class Run:
     def approve(self, update: Mapping[str, Any] | None = None) -> None:
         """Approve the open approval, optionally correcting the state with ``update``."""
         pause = self._walker.pauses.only("approval", self.thread, self.done)
-        self.respond(pause.id, Approval(approved=True, update=dict(update) if update else None))
+        self.respond(pause.id, {"approved": True, "update": dict(update) if update else None})
 
     def deny(self) -> None:
         """Deny the open approval."""
-        self.respond(self._walker.pauses.only("approval", self.thread, self.done).id, Approval(approved=False))
+        self.respond(self._walker.pauses.only("approval", self.thread, self.done).id, False)
 
     def steer(self, text: str) -> None:
         """Queue a user message for the next LLM step to see."""
@@ -276,7 +279,7 @@ class Run:
                 if getter.done():
                     event = getter.result()
                     yield event
-                    if isinstance(event, Done):
+                    if event.type == "done":
                         break
                 else:
                     getter.cancel()
@@ -295,13 +298,8 @@ class Run:
         walker.persistence.finish(ending)
         listeners = walker.listeners
         for pause in ending.pauses:
-            listeners.emit_if(lambda: Interrupt.model_construct(
-                thread=self.thread, step=walker.step, path=pause.path, branch=pause.branch, pause=pause
-            ))
-        listeners.emit_if(lambda: Done.model_construct(
-            thread=self.thread, step=walker.step, outcome=ending.outcome, reason=ending.reason,
-            hit_max_steps=ending.hit_max_steps,
-        ))
+            listeners.emit_if(lambda: interrupt(self.thread, walker.step, pause))
+        listeners.emit_if(lambda: done(self.thread, walker.step, ending.outcome, ending.reason, ending.hit_max_steps))
         self._result = RunResult(self, ending)
         persistence = walker.persistence
         if ending.outcome in ("done", "denied") and persistence.store is default_checkpointer():

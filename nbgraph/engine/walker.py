@@ -23,21 +23,34 @@ from ..errors import (
     RunFailed,
     did_you_mean,
 )
-from ..events import ErrorEvent, Resume, RunStart
 from ..history import FiredEdge, Frame, Step
 from ..names import END, START, End, Goto
-from ..pauses import Pause, PauseRequested
 from ..plan import Hop, NodePlan, Plan
 from ..state import to_jsonable
 from .context import Context
 from .ending import Ending
 from .limits import Aborted, Budget, Meter
-from .listeners import Listeners, node_enter, route_event, step_end_events
-from .people import Pauses, approve_step, settle_resumed_approval, wait_for_person
+from .listeners import (
+    Listeners,
+    error_event,
+    node_enter,
+    resume,
+    route_event,
+    run_start,
+    step_end_events,
+)
+from .people import (
+    PauseRequested,
+    Pauses,
+    approve_step,
+    settle_resumed_approval,
+    wait_for_person,
+)
 from .persistence import Persistence
 
 if TYPE_CHECKING:
     from ..checkpoint.base import Checkpointer
+    from ..pauses import Pause
 
 __all__ = ["Walker"]
 
@@ -88,16 +101,11 @@ class Walker:
         """Walk from where the run is (its start, or a restored checkpoint) to an ending."""
         self.meter.t0 = time.perf_counter()
         restored = self.persistence.last
-        self.listeners.emit_if(lambda: RunStart.model_construct(
-            thread=self.thread, step=self.step, graph=self.plan.name, resumed=restored is not None
-        ))
+        self.listeners.emit_if(lambda: run_start(self.thread, self.step, self.plan.name, restored is not None))
         try:
             if self.resuming is not None:
                 pause, answer = self.resuming
-                self.listeners.emit_if(lambda: Resume.model_construct(
-                    thread=self.thread, step=self.step, path=pause.path, branch=pause.branch, pause_id=pause.id,
-                    answer=to_jsonable(answer, strict=False),
-                ))
+                self.listeners.emit_if(lambda: resume(self.thread, self.step, pause, answer))
                 if pause.kind == "approval":
                     ending = settle_resumed_approval(self, answer)
                     if ending is not None:
@@ -308,9 +316,9 @@ class Walker:
         else:
             where = f"node {node!r} failed at step {step}" if node else "the run failed"
             reason = f"{where}: {type(exc).__name__}: {exc}"
-        self.listeners.emit_if(lambda: ErrorEvent.model_construct(
-            thread=self.thread, step=step or self.step, node=node, path=frame.path if frame else "",
-            branch=frame.branch if frame else None, error=reason, error_type=type(exc).__name__,
+        self.listeners.emit_if(lambda: error_event(
+            self.thread, step or self.step, node, frame.path if frame else "", frame.branch if frame else None,
+            reason, type(exc).__name__,
         ))
         self.persistence.mark("failed", reason)
         return Ending("failed", reason, error=exc)
