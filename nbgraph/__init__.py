@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .checkpoint.base import Checkpoint, Checkpointer
+from .checkpoint.base import Checkpoint, Checkpointer, Lease
 from .checkpoint.memory import MemoryCheckpointer
 from .compiler import GraphWarning
 from .engine import Budget, Context, Outcome, Run, RunResult, default_checkpointer
 from .errors import (
+    CheckpointError,
     GraphSyntaxError,
     GraphValidationError,
     InvalidUpdate,
+    LeaseLost,
     MaxStepsExceeded,
     NbgraphError,
     NoEdgeMatched,
@@ -27,6 +29,7 @@ from .errors import (
     RunFailed,
     RunStillRunning,
     ThreadBusy,
+    ThreadExists,
 )
 from .graph import Graph
 from .history import FiredEdge, Frame, Step
@@ -48,6 +51,7 @@ __all__ = [
     "Approval",
     "Budget",
     "Checkpoint",
+    "CheckpointError",
     "Checkpointer",
     "Context",
     "END",
@@ -61,6 +65,8 @@ __all__ = [
     "GraphValidationError",
     "GraphWarning",
     "InvalidUpdate",
+    "Lease",
+    "LeaseLost",
     "MaxStepsExceeded",
     "MemoryCheckpointer",
     "MessagesState",
@@ -85,6 +91,7 @@ __all__ = [
     "StateView",
     "Step",
     "ThreadBusy",
+    "ThreadExists",
     "accumulate",
     "append",
     "default_checkpointer",

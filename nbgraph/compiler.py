@@ -77,6 +77,7 @@ def compile_graph(graph: Graph) -> Plan:
         spec = declared.get(source) or NodeSpec(START, _never_runs, False, False)
         nodes[source] = NodePlan(
             name=source, fn=spec.fn, takes_ctx=spec.takes_ctx, is_async=spec.is_async, approval=spec.approval,
+            timeout=spec.timeout,
             wants_ctx=spec.takes_ctx or routing_ctx, fixed=fixed, route=route, decide=decide,
             frame=frames.get(source) or Frame(START, START), spec=spec,
         )
@@ -167,6 +168,11 @@ def _validate(
             problems.append(
                 f"node {name!r}: on_deny target {spec.on_deny!r} is not a node"
                 f"{did_you_mean(spec.on_deny, known)}"
+            )
+        if spec.timeout is not None and not spec.is_async:
+            problems.append(
+                f"node {name!r}: timeout= needs an async node (a synchronous one cannot be interrupted); "
+                f"make {name} an `async def`"
             )
         for target in spec.destinations or ():
             if target != END and target not in known:

@@ -10,8 +10,11 @@
     ├── MaxStepsExceeded (RuntimeError)     on_max_steps="raise" and the limit was hit
     ├── RunStillRunning (RuntimeError)      a result was asked of a run that is not finished
     ├── NoPendingRequest (RuntimeError)     answer()/approve()/deny() with nothing open
-    ├── ThreadBusy (RuntimeError)           another run is writing the same thread
-    ├── ResumeError (ValueError)            nothing resumable for that thread
+    ├── ThreadBusy (RuntimeError)           another run holds the thread's lease; says who and until when
+    ├── LeaseLost (RuntimeError)            a run's lease was taken over or expired; it wrote nothing more
+    ├── CheckpointError (RuntimeError)      a store failed, or holds data that cannot be read back
+    ├── ThreadExists (ValueError)           a new run was given a thread that already holds one
+    ├── ResumeError (ValueError)            nothing resumable for that thread, or the answer does not fit
     ├── GraphSyntaxError (SyntaxError)      a mistake in a %%graph or %%node cell, with line and column
     └── RunFailed                           raised by a node to end the run ``failed``
 
@@ -24,9 +27,11 @@ import difflib
 from collections.abc import Iterable
 
 __all__ = [
+    "CheckpointError",
     "GraphSyntaxError",
     "GraphValidationError",
     "InvalidUpdate",
+    "LeaseLost",
     "MaxStepsExceeded",
     "NbgraphError",
     "NoEdgeMatched",
@@ -36,6 +41,7 @@ __all__ = [
     "RunFailed",
     "RunStillRunning",
     "ThreadBusy",
+    "ThreadExists",
 ]
 
 
@@ -107,7 +113,32 @@ class NoPendingRequest(NbgraphError, RuntimeError):
 
 
 class ThreadBusy(NbgraphError, RuntimeError):
-    """Another run holds the write lock of this thread."""
+    """Another run holds this thread's lease; ``holder`` is that lease (who, since when, until when)."""
+
+    def __init__(self, message: str, *, holder: object = None) -> None:
+        self.holder = holder
+        super().__init__(message)
+
+
+class LeaseLost(NbgraphError, RuntimeError):
+    """A run's lease on its thread expired or was taken over: the write was refused, nothing was written."""
+
+
+class CheckpointError(NbgraphError, RuntimeError):
+    """A store failed (a full disk, a read-only file, a server gone), or what it holds cannot be read.
+
+    ``store`` names it (its path or URL), with the ``thread`` and ``step`` at fault when known.
+    """
+
+    def __init__(self, message: str, *, store: str = "", thread: str | None = None, step: int | None = None) -> None:
+        self.store = store
+        self.thread = thread
+        self.step = step
+        super().__init__(message)
+
+
+class ThreadExists(NbgraphError, ValueError):
+    """A new run was given a thread id that already holds a run."""
 
 
 class ResumeError(NbgraphError, ValueError):

@@ -110,6 +110,7 @@ class Graph:
         on_deny: str | None = None,
         feedback: bool = True,
         destinations: Iterable[str] | None = None,
+        timeout: float | None = None,
         replace: bool = False,
     ) -> Graph:
         """Add a node: ``fn(state)`` or ``fn(state, ctx)``, sync or async.
@@ -119,8 +120,10 @@ class Graph:
         ``feedback=False`` turns off revision feedback for LLM nodes on revisits.
         ``destinations`` lists where the node's ``Goto`` commands may lead: they are
         drawn as dotted edges, count for reachability, and a ``Goto`` elsewhere is an
-        error. ``replace=True`` redefines an existing node (for example to fix it
-        before :meth:`resume`).
+        error. ``timeout`` cancels an async node that runs longer (time waiting for a
+        person does not count); the run ends ``failed`` saying so, resumable.
+        ``replace=True`` redefines an existing node (for example to fix it before
+        :meth:`resume`).
         """
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"node name must be a non-empty string, got {name!r}")
@@ -138,6 +141,8 @@ class Graph:
             )
         if isinstance(destinations, str):
             raise TypeError(f"node {name!r}: destinations must be a list of node names, got {destinations!r}")
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+            raise ValueError(f"node {name!r}: timeout must be a number of seconds > 0, got {timeout!r}")
         self._nodes[name] = NodeSpec(
             name=name,
             fn=fn,
@@ -147,6 +152,7 @@ class Graph:
             on_deny=on_deny,
             feedback=feedback,
             destinations=tuple(destinations) if destinations is not None else None,
+            timeout=timeout,
         )
         self._plan = None
         return self
@@ -253,9 +259,11 @@ class Graph:
     def invoke(self, input: Any = None, **options: Any) -> RunResult:
         """Run to the end, synchronously, and return the :class:`RunResult`.
 
-        Options: ``thread``, ``checkpointer``, ``budget``, ``on_event``. Works in
-        scripts and inside a running notebook loop. Never waits for a person: a pause
-        ends the run ``interrupted``, resumable with :meth:`resume`.
+        Options: ``thread``, ``checkpointer``, ``budget``, ``on_event``, and
+        ``overwrite=True`` to replace a run the given thread already holds (otherwise
+        that is a :class:`ThreadExists` error). Works in scripts and inside a running
+        notebook loop. Never waits for a person: a pause ends the run
+        ``interrupted``, resumable with :meth:`resume`.
         """
         return engine.invoke(self.compile(), input, **options)
 
@@ -279,13 +287,45 @@ class Graph:
         """Async-iterate the run's events as they happen."""
         return engine.Run(self.compile(), input, **options).stream()
 
-    def resume(self, thread: str, answer: Any = None, *, checkpointer: Checkpointer | None = None, **options: Any) -> RunResult:
-        """Continue an interrupted, failed or aborted run from its last checkpoint."""
-        return engine.resume(self.compile(), thread, answer, checkpointer=checkpointer, **options)
+    def resume(
+        self,
+        run_or_thread: Any,
+        answer: Any = None,
+        *,
+        pause: str | None = None,
+        force: bool = False,
+        checkpointer: Checkpointer | None = None,
+        **options: Any,
+    ) -> RunResult:
+        """Continue an interrupted, failed or aborted run from its last checkpoint.
 
-    async def aresume(self, thread: str, answer: Any = None, *, checkpointer: Checkpointer | None = None, **options: Any) -> RunResult:
+        ``run_or_thread`` is the paused run's result (or ``Run``) or its thread id.
+        ``answer`` answers its open pause; passing the result binds the answer to that
+        pause, so sending it twice cannot answer a later pause (name a pause by its id
+        with ``pause=`` when passing a thread id). ``force=True`` takes the thread over
+        from a run whose process is gone.
+
+        Raises:
+            ResumeError: nothing to resume, or the answer is missing, stale or does not fit.
+            ThreadBusy: another live run holds the thread.
+        """
+        return engine.resume(
+            self.compile(), run_or_thread, answer, pause=pause, force=force, checkpointer=checkpointer, **options
+        )
+
+    async def aresume(
+        self,
+        run_or_thread: Any,
+        answer: Any = None,
+        *,
+        pause: str | None = None,
+        force: bool = False,
+        checkpointer: Checkpointer | None = None,
+        **options: Any,
+    ) -> RunResult:
         """Async :meth:`resume`."""
-        return await engine.Run.resume(self.compile(), thread, answer, checkpointer=checkpointer, **options).execute()
+        run = engine.reopen(self.compile(), run_or_thread, answer, pause=pause, force=force, checkpointer=checkpointer, **options)
+        return await run.execute()
 
     def fork(self, run_or_thread: Any, *, step: int, update: Mapping[str, Any] | None = None, checkpointer: Checkpointer | None = None, **options: Any) -> RunResult:
         """Start a new run from the checkpoint after ``step`` with the graph as defined now."""

@@ -48,6 +48,8 @@ class NodeSpec(NamedTuple):
     feedback: bool = True
     destinations: tuple[str, ...] | None = None
     """Where a ``Goto`` from this node may lead (None: not declared)."""
+    timeout: float | None = None
+    """Seconds the (async) node may run before it is cancelled; waiting for a person does not count."""
 
     @property
     def kind(self) -> str:
@@ -125,6 +127,7 @@ class NodePlan(NamedTuple):
     takes_ctx: bool
     is_async: bool
     approval: bool
+    timeout: float | None
     wants_ctx: bool
     """The function, a condition or the router takes a ``ctx``: build one per step."""
     fixed: Hop | None

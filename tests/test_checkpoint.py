@@ -23,6 +23,7 @@ from nbgraph import (
     MemoryCheckpointer,
     SQLiteCheckpointer,
     ThreadBusy,
+    ThreadExists,
     append,
     default_checkpointer,
 )
@@ -90,17 +91,23 @@ class TestResumeAfterFailure:
 
 
 class TestSQLite:
-    def test_one_json_row_per_step(self, tmp_path):
+    def test_a_row_per_step_holds_its_change_and_the_state_is_whole_in_snapshots(self, tmp_path):
         path = tmp_path / "runs.db"
         result = flaky_graph(fixed=True).invoke({}, checkpointer=SQLiteCheckpointer(path))
-        rows = sqlite3.connect(path).execute(
-            "SELECT step, data FROM nbgraph_checkpoints WHERE thread = ? ORDER BY step", (result.thread,)
+        db = sqlite3.connect(path)
+        rows = db.execute(
+            "SELECT step, data, patches FROM nbgraph_steps WHERE thread = ? ORDER BY step", (result.thread,)
         ).fetchall()
-        assert [step for step, _ in rows] == [0, 1, 2]
+        assert [step for step, _, _ in rows] == [0, 1, 2]
         last = json.loads(rows[-1][1])
-        assert last["state"] == {"n": 11, "notes": [{"id": "a", "text": "from a"}, {"id": "b", "text": "from b"}]}
-        assert last["status"] == "done"
+        assert last["status"] == "done" and last["graph"] == "flaky" and "state" not in last
         assert last["record"]["node"] == "b" and last["record"]["edge"]["target"] == END
+        # Step 2 stored what it changed: n set, one note appended; not the notes before it.
+        assert json.loads(rows[2][2]) == [{"set": {"n": 11}, "extend": {"notes": [{"id": "b", "text": "from b"}]}}]
+        snapshots = db.execute("SELECT step, state FROM nbgraph_snapshots WHERE thread = ?", (result.thread,)).fetchall()
+        assert [(step, json.loads(state)) for step, state in snapshots] == [(0, {"n": 0, "notes": []})]
+        rebuilt = SQLiteCheckpointer(path).get(result.thread)
+        assert rebuilt.state == {"n": 11, "notes": [{"id": "a", "text": "from a"}, {"id": "b", "text": "from b"}]}
 
     def test_types_come_back_from_json(self, tmp_path):
         store = SQLiteCheckpointer(tmp_path / "runs.db")
@@ -118,17 +125,21 @@ class TestSQLite:
         assert "field 'thing' holds object, which is not JSON-serializable" in result.reason
         assert result.state == {}
 
-    def test_lock_is_one_writer_per_thread(self, tmp_path):
+    def test_a_lease_is_one_writer_per_thread_and_says_who_holds_it(self, tmp_path):
         first = SQLiteCheckpointer(tmp_path / "runs.db")
         second = SQLiteCheckpointer(tmp_path / "runs.db")
-        with first.lock("t1"):
-            with pytest.raises(ThreadBusy, match="thread 't1' is being run by another run or process"):
-                with second.lock("t1"):
-                    pass
-            with second.lock("t2"):
-                pass
-        with second.lock("t1"):
-            pass
+        lease = first.acquire("t1", "run-a")
+        with pytest.raises(
+            ThreadBusy,
+            match=r"thread 't1' is being run by run 'run-a' in process \d+ on host '.+' since \d\d:\d\d:\d\d; "
+            r"its lease ends in \d+ s \(SQLite store .*runs.db\)\. Wait for it, or if that run is gone, take the "
+            r"thread over with checkpointer.unlock\('t1'\) or resume with force=True",
+        ) as info:
+            second.acquire("t1")
+        assert info.value.holder.token == lease.token
+        second.acquire("t2")
+        first.release(lease)
+        assert second.acquire("t1").run is None
 
     def test_resume_in_another_process(self, tmp_path):
         db = tmp_path / "runs.db"
@@ -248,12 +259,15 @@ class TestCancel:
         g.add_edge(START, "wait")
         g.add_edge("wait", END)
         first = g.start({}, thread="shared", checkpointer=store, display=False)
-        with pytest.raises(ThreadBusy, match="thread 'shared' is already being run"):
+        with pytest.raises(ThreadBusy, match="thread 'shared' is being run by run '[0-9a-f]+' in process"):
             g.start({}, thread="shared", checkpointer=store, display=False)
         gate.set()
         assert (await first).outcome == "done"
-        again = g.start({}, thread="shared", checkpointer=store, display=False)
-        assert (await again).outcome == "done"
+        # One run per thread: a new run on it must say it replaces the old one.
+        with pytest.raises(ThreadExists, match=r"thread 'shared' already holds a run of graph 'busy' \(done at step 1\)"):
+            g.start({}, thread="shared", checkpointer=store, display=False)
+        again = g.start({}, thread="shared", checkpointer=store, display=False, overwrite=True)
+        assert (await again).outcome == "done" and [s.step for s in store.history("shared")] == [1]
 
 
 class TestFork:
@@ -356,7 +370,7 @@ class TestDefaultStore:
         import gc
 
         first = await self.finished(thread="reused")
-        second = await self.finished(thread="reused")
+        second = await self.finished(thread="reused", overwrite=True)
         del first
         gc.collect()
         assert default_checkpointer().get("reused") is not None

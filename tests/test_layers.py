@@ -13,11 +13,11 @@ PACKAGE = Path(nbgraph.__file__).parent
 LAYERS: list[tuple[str, set[str]]] = [
     ("plain data", {
         "nbgraph.errors", "nbgraph.names", "nbgraph.reducers", "nbgraph.state", "nbgraph.pauses",
-        "nbgraph.events", "nbgraph.history", "nbgraph.checkpoint.base", "nbgraph.hooks",
+        "nbgraph.events", "nbgraph.history", "nbgraph.checkpoint.base", "nbgraph.checkpoint.leases", "nbgraph.hooks",
     }),
     ("the compiled plan", {"nbgraph.plan"}),
     ("exports and stores", {
-        "nbgraph.export", "nbgraph.checkpoint", "nbgraph.checkpoint.memory", "nbgraph.checkpoint.sqlite",
+        "nbgraph.export", "nbgraph.checkpoint", "nbgraph.checkpoint.log", "nbgraph.checkpoint.memory", "nbgraph.checkpoint.sqlite",
         "nbgraph.checkpoint.redis",
     }),
     ("the engine", {"nbgraph.engine", "nbgraph.engine.*"}),

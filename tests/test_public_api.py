@@ -9,12 +9,12 @@ import nbgraph
 
 EXPECTED_NAMES = {
     "END", "START",
-    "Approval", "Budget", "Checkpoint", "Checkpointer", "Context", "End", "Event", "FiredEdge", "Frame", "Goto",
-    "Graph", "GraphSyntaxError", "GraphValidationError", "GraphWarning", "InvalidUpdate", "MaxStepsExceeded",
+    "Approval", "Budget", "Checkpoint", "CheckpointError", "Checkpointer", "Context", "End", "Event", "FiredEdge", "Frame", "Goto",
+    "Graph", "GraphSyntaxError", "GraphValidationError", "GraphWarning", "InvalidUpdate", "Lease", "LeaseLost", "MaxStepsExceeded",
     "MemoryCheckpointer", "MessagesState", "NbgraphError", "NoEdgeMatched", "NoPendingRequest",
     "OpenAIModel", "Outcome", "Pause", "Reducer", "RedisCheckpointer", "ResumeError", "RouteDecision",
     "RoutingError", "Run", "RunFailed", "RunResult", "RunStillRunning", "SQLiteCheckpointer",
-    "ScriptedModel", "StateView", "Step", "ThreadBusy",
+    "ScriptedModel", "StateView", "Step", "ThreadBusy", "ThreadExists",
     "accumulate", "append", "default_checkpointer", "llm_node", "merge", "overwrite", "parse_ndjson", "tool",
 }
 

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from contextlib import AbstractContextManager
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from ..history import Frame, Step
-from ..state import to_jsonable
+from .leases import Lease
 
 if TYPE_CHECKING:
     from ..pauses import Pause
 
-__all__ = ["Checkpoint", "Checkpointer", "Status"]
+__all__ = ["Checkpoint", "Checkpointer", "Lease", "Status"]
 
 Status = Literal["running", "interrupted", "failed", "aborted", "denied", "done"]
 
@@ -29,8 +27,8 @@ class Checkpoint(NamedTuple):
     first, or the run is over); ``pauses`` the requests open when the run stopped
     (several at once when parallel branches wait). ``answers`` holds every input
     answered so far, by slot, so a node re-run after a resume gets its answers back.
-    A named tuple, like :class:`~nbgraph.Step`, because a run with a store builds one
-    per step.
+    ``record`` is the step that led here (None at step 0). A named tuple, like
+    :class:`~nbgraph.Step`, because a run with a store builds one per step.
     """
 
     thread: str
@@ -43,6 +41,8 @@ class Checkpoint(NamedTuple):
     pauses: tuple[Pause, ...] = ()
     answers: Mapping[str, Any] = _NO_ANSWERS
     record: Step | None = None
+    run: str | None = None
+    """The run that wrote it."""
 
     @property
     def next(self) -> str | None:
@@ -57,55 +57,54 @@ class Checkpoint(NamedTuple):
     def with_status(self, status: Status, **changes: Any) -> Checkpoint:
         return self._replace(status=status, **changes)
 
-    def to_json(self) -> str:
-        """JSON text (pydantic's serializer; a value it cannot serialize is an error, never pickled)."""
-        return json.dumps(
-            {
-                "thread": self.thread,
-                "graph": self.graph,
-                "step": self.step,
-                "state": to_jsonable(dict(self.state)),
-                "frames": [frame.to_json() for frame in self.frames],
-                "status": self.status,
-                "reason": self.reason,
-                "pauses": [pause.model_dump(mode="json") for pause in self.pauses],
-                "answers": to_jsonable(dict(self.answers)),
-                "record": None if self.record is None else self.record.to_json(),
-            },
-            separators=(",", ":"),
-        )
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> Checkpoint:
-        from ..pauses import Pause
-
-        data = json.loads(text)
-        return cls(
-            thread=data["thread"],
-            graph=data["graph"],
-            step=data["step"],
-            state=data["state"],
-            frames=tuple(Frame.from_json(f) for f in data.get("frames") or ()),
-            status=data["status"],
-            reason=data.get("reason"),
-            pauses=tuple(Pause.model_validate(p) for p in data.get("pauses") or ()),
-            answers=data.get("answers") or {},
-            record=None if data.get("record") is None else Step.from_json(data["record"]),
-        )
-
 
 @runtime_checkable
 class Checkpointer(Protocol):
-    """Where runs save their progress, one checkpoint per step, keyed by thread.
+    """Where runs keep their progress, a checkpoint per step, keyed by thread.
 
-    ``put`` replaces any checkpoint already stored for the same ``(thread, step)``.
-    ``lock`` is held by a run for its whole life: one writer per thread.
+    A run holds its thread with a lease (:meth:`acquire`) and passes it to every
+    :meth:`put`; a store refuses a write whose lease lapsed or was taken over
+    (:class:`~nbgraph.LeaseLost`). ``put`` takes the step after the thread's latest,
+    or the latest again (a new status, a verdict); anything else means the stored
+    thread changed under the run, and is a :class:`~nbgraph.CheckpointError`.
     """
 
-    def put(self, thread: str, checkpoint: Checkpoint) -> None: ...
+    def acquire(self, thread: str, run: str | None = None, *, force: bool = False) -> Lease:
+        """Hold ``thread`` for one run; ``force`` takes it from whoever holds it.
 
-    def get(self, thread: str, step: int | None = None) -> Checkpoint | None: ...
+        Raises:
+            ThreadBusy: another live run holds it (the error names the holder).
+        """
+        ...
 
-    def list(self, thread: str) -> list[Checkpoint]: ...
+    def renew(self, lease: Lease) -> Lease | None:
+        """Extend ``lease``; None if it was lost."""
+        ...
 
-    def lock(self, thread: str) -> AbstractContextManager[None]: ...
+    def release(self, lease: Lease) -> None: ...
+
+    def unlock(self, thread: str) -> None:
+        """Drop whatever lease holds ``thread``: its run's next write is refused."""
+        ...
+
+    def put(self, thread: str, checkpoint: Checkpoint, *, lease: Lease | None = None) -> None: ...
+
+    def get(self, thread: str, step: int | None = None) -> Checkpoint | None:
+        """The latest checkpoint of ``thread`` (or the one after ``step``), or None."""
+        ...
+
+    def history(self, thread: str) -> list[Step]:
+        """The steps the thread took, in order (a fork's include its parent's before it)."""
+        ...
+
+    def fork(self, thread: str, step: int, new_thread: str, *, graph: str | None = None) -> None:
+        """Start ``new_thread`` from ``thread``'s checkpoint after ``step``, sharing what came before.
+
+        The new thread's latest checkpoint is that step's, with its routing left to do
+        (by ``graph``, when given, rather than the graph that ran it).
+        """
+        ...
+
+    def delete(self, thread: str) -> None: ...
+
+    def threads(self) -> list[str]: ...

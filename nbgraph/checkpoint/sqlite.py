@@ -1,4 +1,11 @@
-"""Durable checkpoints in one SQLite file: JSON rows, one transaction per step."""
+"""Durable checkpoints in one SQLite file: a row per step, snapshots now and then, leases.
+
+Several processes may share the file. A run's lease lives in the file too, with
+the holder's host and pid, so a resume right after its process was killed takes
+the thread over at once; every write checks the lease in the same transaction.
+Any failure of the file (a full disk, a read-only file, a corrupt one) is a
+:class:`~nbgraph.CheckpointError` naming the path.
+"""
 
 from __future__ import annotations
 
@@ -9,41 +16,82 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..errors import ThreadBusy
-from ..names import new_id
-from .base import Checkpoint
+from ..errors import CheckpointError, LeaseLost, ThreadBusy
+from .leases import (
+    DEFAULT_TTL,
+    Lease,
+    busy_message,
+    lost_message,
+    may_take_over,
+    new_lease,
+)
+from .log import LogStore, Row
 
 __all__ = ["SQLiteCheckpointer"]
 
+_FORMAT = 2
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS nbgraph_checkpoints (
+CREATE TABLE IF NOT EXISTS nbgraph_steps (
     thread TEXT NOT NULL,
     step INTEGER NOT NULL,
     data TEXT NOT NULL,
+    patches TEXT NOT NULL,
+    answers TEXT,
     PRIMARY KEY (thread, step)
 );
-CREATE TABLE IF NOT EXISTS nbgraph_locks (
+CREATE TABLE IF NOT EXISTS nbgraph_snapshots (
+    thread TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    PRIMARY KEY (thread, step)
+);
+CREATE TABLE IF NOT EXISTS nbgraph_forks (
     thread TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
-    expires REAL NOT NULL
+    parent TEXT NOT NULL,
+    step INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS nbgraph_leases (
+    thread TEXT PRIMARY KEY,
+    token TEXT NOT NULL,
+    run TEXT,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    started REAL,
+    since REAL NOT NULL,
+    expires REAL
 );
 """
+_HOLDS = "EXISTS (SELECT 1 FROM nbgraph_leases WHERE thread = ? AND token = ?)"
 
 
-class SQLiteCheckpointer:
+class SQLiteCheckpointer(LogStore):
     """Checkpoints in a SQLite database file, shared safely by several processes.
 
     Args:
-        path: the database file (created if missing), or ``":memory:"``.
-        lock_ttl: seconds after which a lock left by a crashed process expires.
+        path: the database file (created if missing).
+        lease_ttl: seconds a run's lease lasts unless renewed (a live run renews it
+            every third of that); a holder on this host whose process is gone loses
+            it at once.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, lock_ttl: float = 3600.0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, lease_ttl: float = DEFAULT_TTL) -> None:
+        super().__init__()
         self.path = os.fspath(path)
-        self.lock_ttl = lock_ttl
+        self.name = f"SQLite store {self.path}"
+        self.lease_ttl = lease_ttl
         self._local = threading.local()
-        with self._conn() as conn:
-            conn.executescript(_SCHEMA)
+        with self._failures("open"):
+            conn = self._conn()
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            old = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'nbgraph_checkpoints'").fetchone()
+            if old is not None or version not in (0, _FORMAT):
+                raise CheckpointError(
+                    f"{self.name} was written by another version of nbgraph (format {version or 1}, this one reads "
+                    f"{_FORMAT}); use a new file",
+                    store=self.name,
+                )
+            with conn:
+                conn.executescript(_SCHEMA + f"PRAGMA user_version = {_FORMAT};")
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -54,62 +102,130 @@ class SQLiteCheckpointer:
             self._local.conn = conn
         return conn
 
-    def put(self, thread: str, checkpoint: Checkpoint) -> None:
-        data = checkpoint.to_json()
-        with self._conn() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO nbgraph_checkpoints (thread, step, data) VALUES (?, ?, ?)",
-                (thread, checkpoint.step, data),
-            )
-
-    def get(self, thread: str, step: int | None = None) -> Checkpoint | None:
-        conn = self._conn()
-        if step is None:
-            row = conn.execute(
-                "SELECT data FROM nbgraph_checkpoints WHERE thread = ? ORDER BY step DESC LIMIT 1",
-                (thread,),
-            ).fetchone()
-        else:
-            row = conn.execute(
-                "SELECT data FROM nbgraph_checkpoints WHERE thread = ? AND step = ?", (thread, step)
-            ).fetchone()
-        return None if row is None else Checkpoint.from_json(row[0])
-
-    def list(self, thread: str) -> list[Checkpoint]:
-        rows = self._conn().execute(
-            "SELECT data FROM nbgraph_checkpoints WHERE thread = ? ORDER BY step", (thread,)
-        ).fetchall()
-        return [Checkpoint.from_json(row[0]) for row in rows]
-
-    def threads(self) -> list[str]:
-        rows = self._conn().execute("SELECT DISTINCT thread FROM nbgraph_checkpoints").fetchall()
-        return [row[0] for row in rows]
-
-    def delete(self, thread: str) -> None:
-        with self._conn() as conn:
-            conn.execute("DELETE FROM nbgraph_checkpoints WHERE thread = ?", (thread,))
-
     @contextmanager
-    def lock(self, thread: str) -> Iterator[None]:
-        owner = new_id()
-        now = time.time()
-        conn = self._conn()
-        with conn:
-            conn.execute("DELETE FROM nbgraph_locks WHERE thread = ? AND expires < ?", (thread, now))
-            taken = conn.execute(
-                "INSERT OR IGNORE INTO nbgraph_locks (thread, owner, expires) VALUES (?, ?, ?)",
-                (thread, owner, now + self.lock_ttl),
-            ).rowcount
-        if not taken:
-            raise ThreadBusy(
-                f"thread {thread!r} is being run by another run or process ({self.path}); "
-                "wait for it to finish"
-            )
+    def _failures(self, doing: str, thread: str | None = None, step: int | None = None) -> Iterator[None]:
+        """Turn a failure of the file into a CheckpointError that names it."""
         try:
             yield
-        finally:
-            with conn:
-                conn.execute("DELETE FROM nbgraph_locks WHERE thread = ? AND owner = ?", (thread, owner))
+        except sqlite3.Error as exc:
+            where = f" (thread {thread!r}" + (f", step {step}" if step is not None else "") + ")" if thread else ""
+            raise CheckpointError(f"{self.name}: could not {doing}{where}: {_explain(exc)}", store=self.name, thread=thread, step=step) from exc
+
+    # -- rows -------------------------------------------------------------------------
+
+    def _one(self, sql: str, *args: object) -> tuple | None:
+        with self._failures("read", args[0] if args and isinstance(args[0], str) else None):
+            return self._conn().execute(sql, args).fetchone()
+
+    def _last(self, thread: str) -> Row | None:
+        found = self._one("SELECT step, data, patches, answers FROM nbgraph_steps WHERE thread = ? ORDER BY step DESC LIMIT 1", thread)
+        return None if found is None else Row(*found)
+
+    def _row(self, thread: str, step: int) -> Row | None:
+        found = self._one("SELECT step, data, patches, answers FROM nbgraph_steps WHERE thread = ? AND step = ?", thread, step)
+        return None if found is None else Row(*found)
+
+    def _rows(self, thread: str, after: int, upto: int) -> list[Row]:
+        with self._failures("read", thread):
+            rows = self._conn().execute(
+                "SELECT step, data, patches, answers FROM nbgraph_steps WHERE thread = ? AND step > ? AND step <= ? ORDER BY step",
+                (thread, after, upto),
+            ).fetchall()
+        return [Row(*row) for row in rows]
+
+    def _data(self, thread: str) -> list[tuple[int, str]]:
+        with self._failures("read", thread):
+            return self._conn().execute(
+                "SELECT step, data FROM nbgraph_steps WHERE thread = ? ORDER BY step", (thread,)
+            ).fetchall()
+
+    def _snapshot(self, thread: str, upto: int) -> tuple[int, str] | None:
+        return self._one(
+            "SELECT step, state FROM nbgraph_snapshots WHERE thread = ? AND step <= ? ORDER BY step DESC LIMIT 1", thread, upto
+        )
+
+    def _answers(self, thread: str, upto: int) -> str | None:
+        found = self._one(
+            "SELECT answers FROM nbgraph_steps WHERE thread = ? AND step <= ? AND answers IS NOT NULL ORDER BY step DESC LIMIT 1",
+            thread, upto,
+        )
+        return None if found is None else found[0]
+
+    def _parent(self, thread: str) -> tuple[str, int] | None:
+        return self._one("SELECT parent, step FROM nbgraph_forks WHERE thread = ?", thread)
+
+    def _link(self, thread: str, parent: str, step: int) -> None:
+        with self._failures("write", thread, step), self._conn() as conn:
+            conn.execute("INSERT OR REPLACE INTO nbgraph_forks (thread, parent, step) VALUES (?, ?, ?)", (thread, parent, step))
+
+    def _write(self, thread: str, row: Row, *, replace: bool, snapshot: str | None, lease: Lease | None) -> None:
+        held = f" AND {_HOLDS}" if lease is not None else ""
+        holds = (thread, lease.token) if lease is not None else ()
+        with self._failures("write", thread, row.step), self._conn() as conn:
+            if replace:
+                written = conn.execute(
+                    f"UPDATE nbgraph_steps SET data = ?, patches = ?, answers = coalesce(?, answers) "
+                    f"WHERE thread = ? AND step = ?{held}",
+                    (row.data, row.patches, row.answers, thread, row.step, *holds),
+                ).rowcount
+            else:
+                written = conn.execute(
+                    f"INSERT INTO nbgraph_steps (thread, step, data, patches, answers) SELECT ?, ?, ?, ?, ?"
+                    f"{' WHERE ' + _HOLDS if lease is not None else ''}",
+                    (thread, row.step, row.data, row.patches, row.answers, *holds),
+                ).rowcount
+            if not written:
+                raise LeaseLost(lost_message(thread, self.name))
+            if snapshot is not None:
+                conn.execute(
+                    "INSERT OR REPLACE INTO nbgraph_snapshots (thread, step, state) VALUES (?, ?, ?)",
+                    (thread, row.step, snapshot),
+                )
+
+    def _drop(self, thread: str) -> None:
+        with self._failures("delete", thread), self._conn() as conn:
+            for table in ("nbgraph_steps", "nbgraph_snapshots", "nbgraph_forks", "nbgraph_leases"):
+                conn.execute(f"DELETE FROM {table} WHERE thread = ?", (thread,))
+
+    def threads(self) -> list[str]:
+        with self._failures("read"):
+            return [row[0] for row in self._conn().execute("SELECT DISTINCT thread FROM nbgraph_steps").fetchall()]
+
+    # -- leases -----------------------------------------------------------------------
+
+    def acquire(self, thread: str, run: str | None = None, *, force: bool = False) -> Lease:
+        lease = new_lease(thread, run, self.lease_ttl)
+        with self._failures("take the lease", thread), self._conn() as conn:
+            conn.execute("BEGIN IMMEDIATE")  # read and take the lease as one step, against other processes
+            found = conn.execute(
+                "SELECT thread, token, run, host, pid, started, since, expires FROM nbgraph_leases WHERE thread = ?",
+                (thread,),
+            ).fetchone()
+            if found is not None and not force:
+                held = Lease(*found)
+                if not may_take_over(held, time.time()):
+                    raise ThreadBusy(busy_message(thread, held, self.name), holder=held)
+            conn.execute("INSERT OR REPLACE INTO nbgraph_leases VALUES (?, ?, ?, ?, ?, ?, ?, ?)", lease)
+        return lease
+
+    def renew(self, lease: Lease) -> Lease | None:
+        renewed = lease._replace(expires=time.time() + self.lease_ttl)
+        with self._failures("renew the lease", lease.thread), self._conn() as conn:
+            count = conn.execute(
+                "UPDATE nbgraph_leases SET expires = ? WHERE thread = ? AND token = ?",
+                (renewed.expires, lease.thread, lease.token),
+            ).rowcount
+        return renewed if count else None
+
+    def release(self, lease: Lease) -> None:
+        super().release(lease)
+        with self._failures("release the lease", lease.thread), self._conn() as conn:
+            conn.execute("DELETE FROM nbgraph_leases WHERE thread = ? AND token = ?", (lease.thread, lease.token))
+
+    def unlock(self, thread: str) -> None:
+        """Take ``thread`` over from whoever holds it: that run's next write is refused."""
+        with self._failures("unlock", thread), self._conn() as conn:
+            conn.execute("DELETE FROM nbgraph_leases WHERE thread = ?", (thread,))
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)
@@ -119,3 +235,14 @@ class SQLiteCheckpointer:
 
     def __repr__(self) -> str:
         return f"SQLiteCheckpointer({self.path!r})"
+
+
+def _explain(exc: sqlite3.Error) -> str:
+    text = str(exc)
+    if "disk is full" in text:
+        return f"the disk is full ({text})"
+    if "readonly" in text or "read-only" in text:
+        return f"the file cannot be written ({text})"
+    if "not a database" in text or "malformed" in text:
+        return f"the file is corrupt or not an nbgraph database ({text})"
+    return f"{type(exc).__name__}: {text}"

@@ -39,6 +39,7 @@ __all__ = [
     "default_checkpointer",
     "fork",
     "invoke",
+    "reopen",
     "resume",
 ]
 
@@ -53,10 +54,33 @@ def invoke(plan: Plan, input: Any = None, **options: Any) -> RunResult:
     return run_blocking(Run(plan, input, **options).execute(), all_sync=plan.all_sync)
 
 
-def resume(plan: Plan, thread: str, answer: Any = None, **options: Any) -> RunResult:
-    """Continue ``thread`` from its last checkpoint, synchronously."""
+def reopen(
+    plan: Plan, run_or_thread: Any, answer: Any = None, *, pause: str | None = None, checkpointer: Any = None, **options: Any
+) -> Run:
+    """A run that continues ``run_or_thread`` (a thread id, a ``Run`` or its result), holding its lease."""
+    thread, store, pauses = _where(plan, run_or_thread, checkpointer)
+    if pause is None and answer is not None and len(pauses) == 1:
+        pause = pauses[0].id  # the answer is for the pause the caller saw
+    return Run.resume(plan, thread, answer, pause=pause, checkpointer=store, **options)
+
+
+def resume(plan: Plan, run_or_thread: Any, answer: Any = None, **options: Any) -> RunResult:
+    """Continue a run from its last checkpoint, synchronously; see :meth:`Graph.resume <nbgraph.Graph.resume>`."""
     options.pop("live", None)
-    return run_blocking(Run.resume(plan, thread, answer, **options).execute(), all_sync=plan.all_sync)
+    return run_blocking(reopen(plan, run_or_thread, answer, **options).execute(), all_sync=plan.all_sync)
+
+
+def _where(plan: Plan, run_or_thread: Any, checkpointer: Any) -> tuple[str, Any, tuple[Any, ...]]:
+    """The thread, its store, and the pauses the caller saw open."""
+    if isinstance(run_or_thread, str):
+        return run_or_thread, store_for(plan, checkpointer), ()
+    if isinstance(run_or_thread, RunResult):
+        run, pauses = run_or_thread._run, run_or_thread.pauses
+    elif isinstance(run_or_thread, Run):
+        run, pauses = run_or_thread, run_or_thread.pending or (run_or_thread.result().pauses if run_or_thread.done else ())
+    else:
+        raise TypeError(f"expected a thread id, a Run or a RunResult, got {type(run_or_thread).__name__}")
+    return run.thread, checkpointer or run.checkpointer or store_for(plan, None), pauses
 
 
 def fork(
@@ -69,12 +93,7 @@ def fork(
     **options: Any,
 ) -> RunResult:
     """Start a new thread from the checkpoint after ``step`` and run it to the end."""
-    if isinstance(run_or_thread, str):
-        thread, store = run_or_thread, store_for(plan, checkpointer)
-    else:
-        run = run_or_thread if isinstance(run_or_thread, Run) else run_or_thread._run
-        thread = run.thread
-        store = checkpointer or run.checkpointer or store_for(plan, None)
+    thread, store, _ = _where(plan, run_or_thread, checkpointer)
     new_thread = fork_thread(plan, store, thread, step, update, options.pop("thread", None))
     options.pop("live", None)
     return run_blocking(Run.resume(plan, new_thread, checkpointer=store, **options).execute(), all_sync=plan.all_sync)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import NamedTuple
 
-__all__ = ["Aborted", "Budget", "Meter"]
+__all__ = ["Aborted", "Budget", "Deadline", "Meter"]
 
 
 class Budget(NamedTuple):
@@ -36,10 +37,12 @@ class Meter:
     run's own time; a resumed run starts from the seconds its earlier parts used.
     """
 
-    __slots__ = ("budget", "tokens", "cost", "turns", "prior_seconds", "waited", "t0")
+    __slots__ = ("budget", "timed", "tokens", "cost", "turns", "prior_seconds", "waited", "t0")
 
     def __init__(self, budget: Budget | None) -> None:
         self.budget = budget
+        self.timed = budget is not None and budget.seconds is not None
+        """The run has a time budget, which async nodes are held to."""
         self.tokens = 0
         self.cost = 0.0
         self.turns = 0
@@ -78,3 +81,66 @@ class Meter:
         reason = self.over()
         if reason is not None:
             raise Aborted(reason)
+
+    def deadline(self, node: str, timeout: float | None) -> Deadline | None:
+        """The time an async node may take: its own ``timeout``, or what is left of the
+        run's time budget, whichever ends first (None: no limit)."""
+        left = None
+        if self.budget is not None and self.budget.seconds is not None:
+            left = self.budget.seconds - self.elapsed()
+        if timeout is None and left is None:
+            return None
+        if timeout is not None and (left is None or timeout <= left):
+            return Deadline(timeout, f"node {node!r} timed out after {timeout:g} s (timeout={timeout:g})", "failed")
+        assert left is not None and self.budget is not None and self.budget.seconds is not None
+        return Deadline(max(left, 0.0), f"budget exceeded: seconds {self.budget.seconds:g} used up during node {node!r}", "aborted")
+
+
+class Deadline:
+    """Cancels the run's task when an async node overruns its time.
+
+    Waiting for a person holds the clock (:meth:`hold`, :meth:`go_on`). After the
+    cancellation lands, ``fired`` tells the walker it was this deadline, not a Stop.
+    """
+
+    __slots__ = ("seconds", "reason", "outcome", "fired", "_task", "_handle", "_armed_at")
+
+    def __init__(self, seconds: float, reason: str, outcome: str) -> None:
+        self.seconds = seconds
+        self.reason = reason
+        self.outcome = outcome
+        """``failed`` for a node's own timeout, ``aborted`` for the run's time budget."""
+        self.fired = False
+        self._task: asyncio.Task | None = None
+        self._handle: asyncio.TimerHandle | None = None
+        self._armed_at = 0.0
+
+    def start(self) -> None:
+        self._task = asyncio.current_task()
+        self.go_on()
+
+    def hold(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+            self.seconds -= time.perf_counter() - self._armed_at
+
+    def go_on(self) -> None:
+        if self._task is None or self.fired:
+            return
+        self._armed_at = time.perf_counter()
+        self._handle = asyncio.get_running_loop().call_later(max(self.seconds, 0.0), self._fire)
+
+    def stop(self) -> None:
+        """The node is done: disarm, and clear a cancellation this deadline requested."""
+        self.hold()
+        if self.fired and self._task is not None:
+            uncancel = getattr(self._task, "uncancel", None)  # Python 3.11+
+            if uncancel is not None:
+                uncancel()
+
+    def _fire(self) -> None:
+        self._handle = None
+        self.fired = True
+        if self._task is not None:
+            self._task.cancel()

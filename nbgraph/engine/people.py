@@ -13,10 +13,11 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidUpdate, NoPendingRequest
+from ..errors import InvalidUpdate, NoPendingRequest, ResumeError
 from ..history import FiredEdge, Frame, Step
 from ..names import new_id
 from ..plan import Hop, NodePlan
+from ..state import to_jsonable
 from .ending import Ending
 from .listeners import interrupt, node_exit, resume, route_event
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from .context import Context
     from .walker import Walker
 
-__all__ = ["PauseRequested", "Pauses", "approve_step", "settle_resumed_approval", "wait_for_person"]
+__all__ = ["PauseRequested", "Pauses", "approve_step", "check_storable", "settle_resumed_approval", "wait_for_person"]
 
 
 class PauseRequested(BaseException):
@@ -70,6 +71,7 @@ class Pauses:
             return False
         from ..pauses import read_approval, read_input
 
+        check_storable(value, pause)
         if pause.kind == "approval":
             value = read_approval(value)
             if value.update:
@@ -115,6 +117,17 @@ class Pauses:
 _EMPTY: Mapping[str, Any] = {}
 
 
+def check_storable(answer: Any, pause: Pause) -> None:
+    """An answer must survive a checkpoint: refuse it now, while the person can give another."""
+    try:
+        to_jsonable(answer)
+    except Exception as exc:
+        raise ResumeError(
+            f"the answer to {pause.prompt!r} at node {pause.node!r} cannot be stored: {exc}; "
+            "answer with plain data (text, numbers, lists, dicts)"
+        ) from None
+
+
 def _settle(future: asyncio.Future[Any], value: Any) -> None:
     if not future.done():
         future.set_result(value)
@@ -131,11 +144,16 @@ async def wait_for_person(walker: Walker, pause: Pause, ctx: Context | None, eve
     _note(walker, interrupt(thread, pause.step, pause), ctx, events)
     pauses.wake(pause)
     t0 = time.perf_counter()
+    deadline = walker.deadline
+    if deadline is not None:
+        deadline.hold()  # a person's time never counts against a node's
     try:
         answer = await future
     finally:
         walker.meter.waited += time.perf_counter() - t0
         pauses.open.pop(pause.id, None)
+        if deadline is not None:
+            deadline.go_on()
     _note(walker, resume(thread, pause.step, pause, answer), ctx, events)
     return answer
 

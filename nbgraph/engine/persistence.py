@@ -1,9 +1,12 @@
-"""Persistence: checkpoints a run writes, restoring from them, forks, and the thread lock.
+"""Persistence: the checkpoints a run writes, its lease, restoring, forking.
 
 Every checkpoint of a run is built by :meth:`Persistence.save` (the state after a
 step, the frames to run next, the open pauses) or :meth:`Persistence.mark` (the
-last checkpoint with a new status). A run without a store takes no snapshots; if it
-stops short, :func:`keep_for_resume` rebuilds them once, so ``g.resume`` works.
+last checkpoint with a new status), and every write carries the run's lease. A
+store that fails (a full disk, a server gone) or a lease that was lost makes the
+write raise; the walker then ends the run ``failed`` and the last good checkpoint
+stays as it was. A run without a store takes no snapshots; if it stops short,
+:func:`keep_for_resume` rebuilds them once, so ``g.resume`` works.
 """
 
 from __future__ import annotations
@@ -12,18 +15,23 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..checkpoint.base import Checkpoint, Checkpointer
+from ..checkpoint.leases import Lease, renewer
 from ..checkpoint.memory import MemoryCheckpointer
-from ..errors import ResumeError
+from ..errors import InvalidUpdate, ResumeError, ThreadExists, did_you_mean
 from ..history import Frame, Step
 from ..names import START, new_id
 from ..plan import Plan
+from ..state import to_jsonable
+from .people import check_storable
 
 if TYPE_CHECKING:
     from ..pauses import Pause
     from .ending import Ending
     from .walker import Walker
 
-__all__ = ["Persistence", "default_checkpointer", "forget", "fork_thread", "open_thread", "restore", "store_for"]
+__all__ = [
+    "Persistence", "default_checkpointer", "forget", "fork_thread", "open_thread", "restore", "store_for",
+]
 
 _DEFAULT = MemoryCheckpointer(max_threads=1000)
 
@@ -52,15 +60,17 @@ def store_for(plan: Plan, checkpointer: Checkpointer | None) -> Checkpointer:
 
 
 class Persistence:
-    """Where one run keeps its progress: its store, the lock it holds, its last checkpoint."""
+    """Where one run keeps its progress: its store, its lease, its last checkpoint."""
 
-    __slots__ = ("_walker", "store", "last", "_lock")
+    __slots__ = ("_walker", "store", "last", "lease", "run")
 
     def __init__(self, walker: Walker, store: Checkpointer | None) -> None:
         self._walker = walker
         self.store = store
         self.last: Checkpoint | None = None
-        self._lock: Any = None
+        self.lease: Lease | None = None
+        self.run = new_id(size=8)
+        """This run's id, written with its checkpoints."""
 
     def save(
         self,
@@ -71,24 +81,39 @@ class Persistence:
         reason: str | None = None,
         pauses: tuple[Pause, ...] = (),
     ) -> None:
-        """Checkpoint the state after the walker's current step."""
+        """Checkpoint the state after the walker's current step.
+
+        Raises:
+            CheckpointError: the store failed; LeaseLost: the thread is no longer ours;
+            InvalidUpdate: a state field cannot be stored as JSON.
+        """
         if self.store is None:
             return
         walker = self._walker
         checkpoint = Checkpoint(
             walker.thread, walker.plan.name, walker.step, walker.values, frames,
-            status, reason, pauses, walker.pauses.answers_copy(), record,
+            status, reason, pauses, walker.pauses.answers_copy(), record, self.run,
         )
-        self.store.put(walker.thread, checkpoint)
-        self.last = checkpoint
+        self._put(checkpoint)
 
     def mark(self, status: Any, reason: str | None) -> None:
         """Give the last checkpoint a new status; the state in it stays as it was."""
         if self.store is None or self.last is None:
             return
         walker = self._walker
-        checkpoint = self.last.with_status(status, reason=reason, frames=walker.frames, answers=walker.pauses.answers_copy())
-        self.store.put(walker.thread, checkpoint)
+        try:
+            self._put(self.last.with_status(status, reason=reason, frames=walker.frames, answers=walker.pauses.answers_copy()))
+        except Exception:
+            # The run is ending on its own account; a store that cannot take the status
+            # leaves the last good checkpoint, which a resume continues from.
+            pass
+
+    def _put(self, checkpoint: Checkpoint) -> None:
+        assert self.store is not None
+        try:
+            self.store.put(checkpoint.thread, checkpoint, lease=self.lease)
+        except (TypeError, ValueError) as exc:
+            raise _unsaveable(checkpoint.state, checkpoint.record, exc) from exc
         self.last = checkpoint
 
     def finish(self, ending: Ending) -> None:
@@ -101,18 +126,49 @@ class Persistence:
             if outcome in ("done", "denied") or (outcome == "aborted" and self.last.status == "running"):
                 self.mark(outcome, ending.reason)
 
-    # -- the lock ---------------------------------------------------------------------
+    # -- the lease --------------------------------------------------------------------
 
-    def take_lock(self) -> None:
-        if self.store is not None and self._lock is None:
-            lock = self.store.lock(self._walker.thread)
-            lock.__enter__()
-            self._lock = lock
+    def take_lease(self, *, force: bool = False) -> None:
+        """Hold the run's thread until :meth:`release_lease`, renewed in the background.
 
-    def release_lock(self) -> None:
-        lock, self._lock = self._lock, None
-        if lock is not None:
-            lock.__exit__(None, None, None)
+        Raises:
+            ThreadBusy: another live run holds it (unless ``force``).
+        """
+        if self.store is None or self.lease is not None:
+            return
+        lease = self.lease = self.store.acquire(self._walker.thread, self.run, force=force)
+        if lease.expires is not None:
+            renewer().hold(lease, self.store.renew, lease.expires - lease.since)
+
+    def release_lease(self) -> None:
+        lease, self.lease = self.lease, None
+        if lease is None or self.store is None:
+            return
+        renewer().drop(lease.token)
+        try:
+            self.store.release(lease)
+        except Exception:
+            pass  # a store that cannot be reached lets the lease lapse on its own
+
+    def claim(self, *, overwrite: bool) -> None:
+        """A new run on a thread id it was given: the thread must be new, or replaced on purpose.
+
+        Raises:
+            ThreadExists: the thread already holds a run and ``overwrite`` is false.
+        """
+        store, thread = self.store, self._walker.thread
+        if store is None:
+            return
+        held = store.get(thread)
+        if held is None:
+            return
+        if not overwrite:
+            raise ThreadExists(
+                f"thread {thread!r} already holds a run of graph {held.graph!r} ({held.status} at step {held.step}) "
+                f"in {store!r}. Start this run on a new thread, continue that one with g.resume({thread!r}), "
+                f"branch it with g.fork({thread!r}, step=...), or pass overwrite=True to replace it"
+            )
+        store.delete(thread)
 
     # -- reading back -----------------------------------------------------------------
 
@@ -146,6 +202,23 @@ def replay(schema: Any, values: dict[str, Any], record: Step) -> dict[str, Any]:
     return values
 
 
+def _unsaveable(values: Mapping[str, Any], record: Step | None, exc: Exception) -> InvalidUpdate:
+    """Name the state field that could not be written to the checkpoint."""
+    node = record.node if record is not None else START
+    for field, value in values.items():
+        try:
+            to_jsonable(value)
+        except Exception as field_exc:
+            return InvalidUpdate(
+                f"the state after node {node!r} cannot be checkpointed: field {field!r} holds "
+                f"{type(value).__name__}, which is not JSON-serializable ({field_exc}); store plain "
+                "data or pydantic models in the state",
+                node=node,
+                field=field,
+            )
+    return InvalidUpdate(f"the checkpoint after node {node!r} could not be saved: {exc}", node=node)
+
+
 def keep_for_resume(walker: Walker, ending: Ending) -> None:
     """A run without a store stopped short: keep what ``g.resume`` needs, in the default store.
 
@@ -154,6 +227,7 @@ def keep_for_resume(walker: Walker, ending: Ending) -> None:
     """
     plan, thread = walker.plan, walker.thread
     store = walker.persistence.store = _DEFAULT
+    store.delete(thread)
     start = plan.frames_to(walker.start_edge.target) if walker.start_edge else walker.frames
     values = walker.input
     store.put(thread, Checkpoint(thread, plan.name, 0, values, start))
@@ -173,30 +247,72 @@ def keep_for_resume(walker: Walker, ending: Ending) -> None:
     walker.persistence.last = last
 
 
-def open_thread(plan: Plan, store: Checkpointer, thread: str, answer: Any) -> tuple[Checkpoint, tuple[Pause, Any] | None]:
+def open_thread(
+    plan: Plan, store: Checkpointer, thread: str, answer: Any, pause_id: str | None = None
+) -> tuple[Checkpoint, tuple[Pause, Any] | None]:
     """The checkpoint to resume ``thread`` from, and the answer to its open pause.
 
+    An answer is bound to the pause it answers: ``pause_id`` names it, and an answer
+    for a pause that is no longer open (a duplicate, or a stale one) is refused.
+
     Raises:
-        ResumeError: nothing to resume, the run has finished, or the answer is missing or does not fit.
+        ResumeError: nothing to resume, the run has finished, it was made by another
+            graph or stopped at a node this graph lacks, or the answer is missing,
+            does not fit, answers another pause, or cannot be stored as JSON.
     """
     last = store.get(thread)
     if last is None:
         raise ResumeError(f"no checkpoint for thread {thread!r} in {store!r}; pass the checkpointer the run used")
+    if last.graph != plan.name:
+        raise ResumeError(
+            f"thread {thread!r} holds a run of graph {last.graph!r}, not {plan.name!r}; resume it with that graph, "
+            f"or start from its state in this one with g.fork({thread!r}, step=...)"
+        )
     if last.status in ("done", "denied"):
         raise ResumeError(f"thread {thread!r} already finished ({last.status}); fork it to run again")
-    pause = last.pending
-    if pause is None:
+    _check_nodes(plan, thread, last)
+    if not last.pauses:
+        if answer is not None or pause_id is not None:
+            why = f" ({last.reason})" if last.reason else ""
+            raise ResumeError(
+                f"thread {thread!r} is not waiting for an answer: it stopped {last.status}{why}; resume it without one"
+            )
         return last, None
-    from ..pauses import read_approval, read_input
-
+    open_ = {pause.id: pause for pause in last.pauses}
+    if pause_id is not None and pause_id not in open_:
+        raise ResumeError(
+            f"pause {pause_id!r} is not open on thread {thread!r}: it was answered already, or belongs to another "
+            f"run. Open now: {_describe(last.pauses)}"
+        )
+    pause = open_[pause_id] if pause_id is not None else last.pauses[0]
     if answer is None:
         raise ResumeError(
             f"thread {thread!r} is waiting for {'an approval' if pause.kind == 'approval' else 'input'} "
             f"at node {pause.node!r} ({pause.prompt!r}); pass answer="
         )
+    from ..pauses import read_approval, read_input
+
+    check_storable(answer, pause)
     if pause.kind == "input":
         return last, (pause, read_input(pause, answer))
     return last, (pause, read_approval(answer))
+
+
+def _describe(pauses: tuple[Pause, ...]) -> str:
+    return "; ".join(f"{p.id!r} at node {p.node!r} ({p.prompt!r})" for p in pauses)
+
+
+def _check_nodes(plan: Plan, thread: str, last: Checkpoint) -> None:
+    wanted = [frame.node for frame in last.frames] + [pause.node for pause in last.pauses]
+    if last.record is not None and last.record.edge is None:
+        wanted.append(last.record.node)  # routing out of it is still to do
+    for name in wanted:
+        if name not in plan.nodes:
+            raise ResumeError(
+                f"thread {thread!r} stopped at node {name!r}, which graph {plan.name!r} does not have"
+                f"{did_you_mean(name, plan.nodes)}; put the node back, or start from an earlier step with "
+                f"g.fork({thread!r}, step=...)"
+            )
 
 
 def restore(walker: Walker, last: Checkpoint, resuming: tuple[Pause, Any] | None) -> None:
@@ -212,13 +328,14 @@ def restore(walker: Walker, last: Checkpoint, resuming: tuple[Pause, Any] | None
     if resuming is not None and resuming[0].kind == "input":
         walker.pauses.answers[resuming[0].slot or ""] = resuming[1]
     persistence.last = last
+    if last.step == 0 and last.frames:
+        walker.start_edge = walker.plan.start_edge(last.frames[0].node)
     meter = walker.meter
-    for checkpoint in persistence.store.list(walker.thread):
-        if checkpoint.step == 0 and checkpoint.frames:
-            walker.start_edge = walker.plan.start_edge(checkpoint.frames[0].node)
-        record = checkpoint.record
-        if record is None or checkpoint.step > last.step:
+    for record in persistence.store.history(walker.thread):
+        if record.step > last.step:
             continue
+        if record.step == 1:
+            walker.start_edge = walker.plan.start_edge(record.node)
         walker.history.append(record)
         walker.visits[record.node] = record.visit
         meter.add(record.tokens, record.cost, record.turns)
@@ -234,24 +351,18 @@ def fork_thread(
 ) -> str:
     """Start a new thread from ``thread``'s checkpoint after ``step``; returns its id.
 
-    The step's routing is left undone: the forked run routes it with the graph as
-    defined now.
+    The new thread shares what came before (the store points at it). The step's
+    routing is left undone: the forked run routes it with the graph as defined now.
     """
-    checkpoints = [c for c in store.list(thread) if c.step <= step]
-    if not checkpoints or checkpoints[-1].step != step:
-        raise ResumeError(f"thread {thread!r} has no checkpoint for step {step} in {store!r}")
     new_thread = new_thread or new_id()
-    for checkpoint in checkpoints[:-1]:
-        store.put(new_thread, checkpoint._replace(thread=new_thread, status="running", pauses=()))
-    base = checkpoints[-1]
-    schema = plan.schema
-    values = schema.decode(base.state)
-    record = base.record
+    store.fork(thread, step, new_thread, graph=plan.name)
     if update:
-        values = schema.apply(values, update, record.node if record else START)
+        base = store.get(new_thread)
+        assert base is not None
+        schema = plan.schema
+        record = base.record
+        values = schema.apply(schema.decode(base.state), update, record.node if record else START)
         if record is not None:
             record = record._replace(edit={**(record.edit or {}), **update})
-    if record is not None:
-        record = record._replace(edge=None)
-    store.put(new_thread, Checkpoint(new_thread, plan.name, step, values, (), answers=base.answers, record=record))
+        store.put(new_thread, base._replace(state=values, record=record))
     return new_thread

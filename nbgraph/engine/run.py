@@ -106,9 +106,13 @@ class Run:
         live: bool = False,
         durable: bool = False,
         on_event: Callable[[Any], Any] | None = None,
+        overwrite: bool = False,
     ) -> None:
         self.plan = plan
         self.thread = thread or new_id()
+        # A thread id given to a new run must name a new thread (or one to replace).
+        self._claim = thread is not None
+        self._overwrite = overwrite
         store = checkpointer if checkpointer is not None else plan.checkpointer
         if store is None and live:
             store = default_checkpointer()
@@ -121,12 +125,30 @@ class Run:
         self._result: RunResult | None = None
 
     @classmethod
-    def resume(cls, plan: Plan, thread: str, answer: Any = None, *, checkpointer: Any = None, **options: Any) -> Run:
-        """A run that continues ``thread`` from its latest checkpoint, with ``answer`` for its pause."""
+    def resume(
+        cls,
+        plan: Plan,
+        thread: str,
+        answer: Any = None,
+        *,
+        pause: str | None = None,
+        force: bool = False,
+        checkpointer: Any = None,
+        **options: Any,
+    ) -> Run:
+        """A run that continues ``thread`` from its latest checkpoint, with ``answer`` for
+        its open pause (``pause`` names it); it holds the thread's lease from now on."""
         store = store_for(plan, checkpointer)
-        last, resuming = open_thread(plan, store, thread, answer)
         run = cls(plan, thread=thread, checkpointer=store, **options)
-        restore(run._walker, last, resuming)
+        run._claim = False
+        persistence = run._walker.persistence
+        persistence.take_lease(force=force)  # before reading, so what is read is what this run continues
+        try:
+            last, resuming = open_thread(plan, store, thread, answer, pause)
+            restore(run._walker, last, resuming)
+        except BaseException:
+            persistence.release_lease()
+            raise
         return run
 
     # -- what it is doing -------------------------------------------------------------
@@ -247,14 +269,25 @@ class Run:
                 "start() needs a running event loop (a notebook cell or async code); "
                 "in a plain script use invoke(), or asyncio.run(g.ainvoke(...))"
             ) from None
-        self._walker.persistence.take_lock()
+        self._hold_thread()
         self._task = loop.create_task(self._execute_locked())
         return self
 
     async def execute(self) -> RunResult:
         """Run to the end in the current task."""
-        self._walker.persistence.take_lock()
+        self._hold_thread()
         return await self._execute_locked()
+
+    def _hold_thread(self) -> None:
+        persistence = self._walker.persistence
+        persistence.take_lease()
+        if self._claim:
+            self._claim = False
+            try:
+                persistence.claim(overwrite=self._overwrite)
+            except BaseException:
+                persistence.release_lease()
+                raise
 
     async def _execute_locked(self) -> RunResult:
         try:
@@ -265,7 +298,7 @@ class Run:
                 raise
             return self._finish(ending)
         finally:
-            self._walker.persistence.release_lock()
+            self._walker.persistence.release_lease()
 
     async def stream(self) -> AsyncIterator[Any]:
         """The run's events as they happen, while it runs in a task of its own."""
@@ -335,7 +368,7 @@ class Run:
         except asyncio.CancelledError:
             if self._task.cancelled():
                 # Cancelled before its first step: nothing ran, nothing to undo.
-                self._walker.persistence.release_lock()
+                self._walker.persistence.release_lease()
                 return self._result or self._finish(Ending("aborted", "cancelled before it started"))
             raise
 

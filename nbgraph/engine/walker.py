@@ -26,10 +26,9 @@ from ..errors import (
 from ..history import FiredEdge, Frame, Step
 from ..names import END, START, End, Goto
 from ..plan import Hop, NodePlan, Plan
-from ..state import to_jsonable
 from .context import Context
 from .ending import Ending
-from .limits import Aborted, Budget, Meter
+from .limits import Aborted, Budget, Deadline, Meter
 from .listeners import (
     Listeners,
     error_event,
@@ -92,6 +91,8 @@ class Walker:
         self.start_edge: FiredEdge | None = None
         self.resuming: tuple[Pause, Any] | None = None
         """The pause a resumed run was stopped at, and its answer."""
+        self.deadline: Deadline | None = None
+        """The time limit of the async node running now, if it has one."""
         self.values: dict[str, Any] = plan.schema.initial(input)
         self.input: dict[str, Any] | None = self.values
 
@@ -213,7 +214,8 @@ class Walker:
         try:
             out = node.fn(view(before), ctx) if node.takes_ctx else node.fn(view(before))
             if node.is_async:
-                out = await out
+                deadline = meter.deadline(name, node.timeout) if node.timeout is not None or meter.timed else None
+                out = await (out if deadline is None else self._within(out, deadline))
             if out is None:
                 update, hop = None, None
             elif type(out) is dict:
@@ -225,6 +227,8 @@ class Walker:
             return self.interrupt(paused.pause, (frame,))
         except Aborted as aborted:
             return Ending("aborted", aborted.reason)
+        except _TimedOut as timed:
+            return self._timed_out(frame, step, timed.deadline)
         except (asyncio.CancelledError, KeyboardInterrupt) as stop:
             return self._stopped(frame, step, stop)
         except Exception as exc:
@@ -264,11 +268,12 @@ class Walker:
         if self.persistence.store is not None:
             try:
                 self.save(record, hop.frames)
-            except Exception as exc:
+            except NbgraphError as exc:
+                # Not saved, not done: the store keeps the step before, and so does the run.
                 self.step, self.values = step - 1, before
                 self.visits[name] = visit - 1
                 self.history[-1] = record._replace(update=None, edge=None, error=_error_text(exc))
-                return self.failure(frame, _unsaveable(values, name, exc), step)
+                return self.failure(frame, exc, step)
         if listening:
             if node.approval:  # node-exit and the verdict were announced while waiting
                 listeners.emit_step(route_event(self.thread, step, hop.edge, frame.path, frame.branch))
@@ -276,6 +281,23 @@ class Walker:
                 for event in step_end_events(self.thread, record):
                     listeners.emit_step(event)
         return hop
+
+    async def _within(self, work: Any, deadline: Deadline) -> Any:
+        """Await an async node's ``work``, cancelling it if it overruns ``deadline``."""
+        self.deadline = deadline
+        deadline.start()
+        try:
+            out = await work
+        except asyncio.CancelledError:
+            if deadline.fired:
+                raise _TimedOut(deadline) from None
+            raise
+        finally:
+            deadline.stop()
+            self.deadline = None
+        if deadline.fired:  # the node swallowed the cancellation, but its time was up
+            raise _TimedOut(deadline)
+        return out
 
     # -- people -----------------------------------------------------------------------
 
@@ -323,6 +345,15 @@ class Walker:
         self.persistence.mark("failed", reason)
         return Ending("failed", reason, error=exc)
 
+    def _timed_out(self, frame: Frame, step: int, deadline: Deadline) -> Ending:
+        self.frames = (frame,)
+        reason = f"{deadline.reason} at step {step}"
+        self.listeners.emit_if(lambda: error_event(
+            self.thread, step, frame.node, frame.path, frame.branch, reason, "TimeoutError"
+        ))
+        self.persistence.mark(deadline.outcome, reason)
+        return Ending(deadline.outcome, reason)  # type: ignore[arg-type]
+
     def _stopped(self, frame: Frame, step: int, stop: BaseException) -> Ending:
         self.frames = (frame,)
         why = "cancelled" if isinstance(stop, asyncio.CancelledError) else "interrupted (KeyboardInterrupt)"
@@ -334,6 +365,14 @@ class Walker:
 
     def save(self, record: Step | None, frames: tuple[Frame, ...], **status: Any) -> None:
         self.persistence.save(record, frames, **status)
+
+
+class _TimedOut(BaseException):
+    """Carries a deadline that fired out of the node it cancelled."""
+
+    def __init__(self, deadline: Deadline) -> None:
+        self.deadline = deadline
+        super().__init__(deadline.reason)
 
 
 def _step(
@@ -382,19 +421,3 @@ def _read_command(out: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, An
         "state updates, None, Goto(node, update=...) or End(update=...)",
         node=name,
     )
-
-
-def _unsaveable(values: Mapping[str, Any], node: str, exc: Exception) -> InvalidUpdate:
-    """Name the state field that could not be written to the checkpoint."""
-    for field, value in values.items():
-        try:
-            to_jsonable(value)
-        except Exception as field_exc:
-            return InvalidUpdate(
-                f"the state after node {node!r} cannot be checkpointed: field {field!r} holds "
-                f"{type(value).__name__}, which is not JSON-serializable ({field_exc}); store plain "
-                "data or pydantic models in the state",
-                node=node,
-                field=field,
-            )
-    return InvalidUpdate(f"the checkpoint after node {node!r} could not be saved: {exc}", node=node)
