@@ -1,34 +1,68 @@
-"""Checkpoints in Redis, shared by many kernels and workers; ``SET NX EX`` locks."""
+"""Checkpoints in Redis, shared by many kernels and workers: the same log as SQLite.
+
+A thread's keys share one hash tag (``{prefix}:{thread}:...``), so a thread lives in
+one slot of a cluster and its writes run as one Lua script: the script checks the
+run's lease (redis-py's own lock, extended by its owner only) and that the step
+follows the stored one, then writes the row, and a snapshot when one is due. Data
+never expires unless ``ttl`` asks it to. A server that cannot be reached after a
+few retries with backoff is a :class:`~nbgraph.CheckpointError` naming the URL.
+"""
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import ThreadBusy
-from ..names import new_id
-from .base import Checkpoint
+from ..errors import CheckpointError, LeaseLost, ThreadBusy
+from .leases import DEFAULT_TTL, Lease, busy_message, holder_alive, lost_message, new_lease
+from .log import LogStore, Row
 
 __all__ = ["RedisCheckpointer"]
 
-# Deletes the lock only if this owner still holds it (a lock that expired and was
-# taken by another run must not be released by the first).
-_RELEASE = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-    return redis.call('del', KEYS[1])
+# KEYS: lock, steps, patches, answers, snapshots, head
+# ARGV: token ("" for no lease), step, data, patches, answers ("" unchanged), snapshot ("" none), replace ("1"/"0"), ttl ("" none)
+_WRITE = """
+if ARGV[1] ~= '' then
+    local holder = redis.call('get', KEYS[1])
+    if not holder then return -2 end
+    if holder ~= ARGV[1] then return 0 end
 end
+local head = redis.call('get', KEYS[6])
+if ARGV[7] == '0' and head and tonumber(head) + 1 ~= tonumber(ARGV[2]) then return -1 end
+if ARGV[7] == '0' and (not head) and ARGV[1] ~= '' and ARGV[2] ~= '0' then return -1 end
+redis.call('hset', KEYS[2], ARGV[2], ARGV[3])
+redis.call('hset', KEYS[3], ARGV[2], ARGV[4])
+if ARGV[5] ~= '' then redis.call('hset', KEYS[4], ARGV[2], ARGV[5]) end
+if ARGV[6] ~= '' then redis.call('hset', KEYS[5], ARGV[2], ARGV[6]) end
+if ARGV[7] == '0' then redis.call('set', KEYS[6], ARGV[2]) end
+if ARGV[8] ~= '' then
+    for i = 2, 6 do redis.call('expire', KEYS[i], ARGV[8]) end
+end
+return 1
+"""
+
+# KEYS: holder; ARGV: token. Deletes the holder record only if it is ours.
+_DROP_HOLDER = """
+local held = redis.call('get', KEYS[1])
+if held and cjson.decode(held)['token'] == ARGV[1] then redis.call('del', KEYS[1]) end
 return 0
 """
 
 
-class RedisCheckpointer:
-    """One Redis hash per thread (step -> checkpoint JSON), expiring ``ttl`` seconds after the last write.
+class RedisCheckpointer(LogStore):
+    """Checkpoints in Redis: a log of steps per thread, readable by every worker.
 
     Args:
         url: a Redis URL such as ``redis://127.0.0.1:6379/0``.
-        ttl: seconds a thread's checkpoints live after its last write (None: forever).
-        lock_ttl: seconds after which the lock of a crashed writer expires.
+        ttl: seconds a thread's data lives after its last write. None (the default)
+            keeps it until deleted; with a TTL, a thread nobody writes to (a run
+            paused for a person, a finished run) disappears when it runs out.
+        lease_ttl: seconds a run's lease lasts unless renewed (a live run renews it
+            every third of that); a holder on this host whose process is gone loses
+            it at once.
         prefix: key prefix, so several applications can share one database.
     """
 
@@ -36,74 +70,216 @@ class RedisCheckpointer:
         self,
         url: str = "redis://127.0.0.1:6379/0",
         *,
-        ttl: int | None = 3600,
-        lock_ttl: int = 3600,
+        ttl: int | None = None,
+        lease_ttl: float = DEFAULT_TTL,
         prefix: str = "nbgraph",
         client: Any = None,
     ) -> None:
+        super().__init__()
+        try:
+            import redis
+            from redis.backoff import ExponentialBackoff
+            from redis.retry import Retry
+        except ImportError:
+            raise ImportError("RedisCheckpointer needs the redis package: pip install 'nbgraph[redis]'") from None
         if client is None:
-            try:
-                import redis
-            except ImportError:
-                raise ImportError(
-                    "RedisCheckpointer needs the redis package: pip install 'nbgraph[redis]'"
-                ) from None
-            client = redis.Redis.from_url(url)
+            client = redis.Redis.from_url(
+                url,
+                retry=Retry(ExponentialBackoff(cap=0.5, base=0.02), 4),
+                socket_connect_timeout=2.0,
+                socket_timeout=5.0,
+            )
         self._redis = client
+        self._errors = redis.RedisError
         self.ttl = ttl
-        self.lock_ttl = lock_ttl
+        self.lease_ttl = lease_ttl
         self.prefix = prefix
-        self._release = client.register_script(_RELEASE)
-        self._held: dict[str, str] = {}
+        kwargs = client.connection_pool.connection_kwargs
+        self.url = f"redis://{kwargs.get('host')}:{kwargs.get('port')}/{kwargs.get('db')}"  # never the password
+        self.name = f"Redis store {self.url}"
+        self._write_script = client.register_script(_WRITE)
+        self._drop_holder = client.register_script(_DROP_HOLDER)
 
-    def _key(self, thread: str) -> str:
-        return f"{self.prefix}:thread:{thread}"
-
-    def _lock_key(self, thread: str) -> str:
-        return f"{self.prefix}:lock:{thread}"
-
-    def put(self, thread: str, checkpoint: Checkpoint) -> None:
-        key = self._key(thread)
-        pipe = self._redis.pipeline(transaction=True)
-        pipe.hset(key, str(checkpoint.step), checkpoint.to_json())
-        if self.ttl is not None:
-            pipe.expire(key, self.ttl)
-        owner = self._held.get(thread)
-        if owner is not None:
-            # Each write renews our lock, so a long run keeps it while a crashed one loses it.
-            pipe.set(self._lock_key(thread), owner, xx=True, ex=self.lock_ttl)
-        pipe.execute()
-
-    def get(self, thread: str, step: int | None = None) -> Checkpoint | None:
-        key = self._key(thread)
-        if step is None:
-            steps = [int(s) for s in self._redis.hkeys(key)]
-            if not steps:
-                return None
-            step = max(steps)
-        data = self._redis.hget(key, str(step))
-        return None if data is None else Checkpoint.from_json(data)
-
-    def list(self, thread: str) -> list[Checkpoint]:
-        rows = self._redis.hgetall(self._key(thread))
-        return [Checkpoint.from_json(rows[k]) for k in sorted(rows, key=int)]
-
-    def delete(self, thread: str) -> None:
-        self._redis.delete(self._key(thread))
+    def _key(self, thread: str, part: str) -> str:
+        return f"{self.prefix}:{{{thread}}}:{part}"
 
     @contextmanager
-    def lock(self, thread: str) -> Iterator[None]:
-        key = self._lock_key(thread)
-        owner = new_id()
-        if not self._redis.set(key, owner, nx=True, ex=self.lock_ttl):
-            raise ThreadBusy(f"thread {thread!r} is being run by another worker (Redis lock {key!r})")
-        self._held[thread] = owner
+    def _failures(self, doing: str, thread: str | None = None, step: int | None = None) -> Iterator[None]:
         try:
             yield
-        finally:
-            self._held.pop(thread, None)
-            self._release(keys=[key], args=[owner])
+        except self._errors as exc:
+            where = f" (thread {thread!r}" + (f", step {step}" if step is not None else "") + ")" if thread else ""
+            raise CheckpointError(
+                f"{self.name}: could not {doing}{where}: {type(exc).__name__}: {exc}",
+                store=self.name, thread=thread, step=step,
+            ) from exc
+
+    # -- rows -------------------------------------------------------------------------
+
+    def _head(self, thread: str) -> int | None:
+        with self._failures("read", thread):
+            head = self._redis.get(self._key(thread, "head"))
+        return None if head is None else int(head)
+
+    def _rows_at(self, thread: str, steps: list[int]) -> list[Row]:
+        if not steps:
+            return []
+        with self._failures("read", thread):
+            pipe = self._redis.pipeline(transaction=False)
+            for part in ("steps", "patches", "answers"):
+                pipe.hmget(self._key(thread, part), steps)
+            data, patches, answers = pipe.execute()
+        return [
+            Row(step, d.decode(), p.decode() if p is not None else "[]", a.decode() if a is not None else None)
+            for step, d, p, a in zip(steps, data, patches, answers)
+            if d is not None
+        ]
+
+    def _last(self, thread: str) -> Row | None:
+        head = self._head(thread)
+        if head is None:
+            return None
+        rows = self._rows_at(thread, [head])
+        return rows[0] if rows else None
+
+    def _row(self, thread: str, step: int) -> Row | None:
+        rows = self._rows_at(thread, [step])
+        return rows[0] if rows else None
+
+    def _rows(self, thread: str, after: int, upto: int) -> list[Row]:
+        return self._rows_at(thread, list(range(after + 1, upto + 1)))
+
+    def _data(self, thread: str) -> list[tuple[int, str]]:
+        with self._failures("read", thread):
+            rows = self._redis.hgetall(self._key(thread, "steps"))
+        return sorted((int(step), data.decode()) for step, data in rows.items())
+
+    def _latest_at(self, thread: str, part: str, upto: int) -> tuple[int, str] | None:
+        with self._failures("read", thread):
+            steps = [int(s) for s in self._redis.hkeys(self._key(thread, part))]
+            below = [s for s in steps if s <= upto]
+            if not below:
+                return None
+            step = max(below)
+            text = self._redis.hget(self._key(thread, part), step)
+        return None if text is None else (step, text.decode())
+
+    def _snapshot(self, thread: str, upto: int) -> tuple[int, str] | None:
+        return self._latest_at(thread, "snapshots", upto)
+
+    def _answers(self, thread: str, upto: int) -> str | None:
+        found = self._latest_at(thread, "answers", upto)
+        return None if found is None else found[1]
+
+    def _parent(self, thread: str) -> tuple[str, int] | None:
+        with self._failures("read", thread):
+            text = self._redis.get(self._key(thread, "parent"))
+        if text is None:
+            return None
+        parent, step = json.loads(text)
+        return parent, step
+
+    def _link(self, thread: str, parent: str, step: int) -> None:
+        with self._failures("write", thread, step):
+            self._redis.set(self._key(thread, "parent"), json.dumps([parent, step]), ex=self.ttl)
+
+    def _write(self, thread: str, row: Row, *, replace: bool, snapshot: str | None, lease: Lease | None) -> None:
+        keys = [self._key(thread, part) for part in ("lock", "steps", "patches", "answers", "snapshots", "head")]
+        args = [
+            lease.token if lease is not None else "", row.step, row.data, row.patches, row.answers or "",
+            snapshot or "", "1" if replace else "0", self.ttl if self.ttl is not None else "",
+        ]
+        with self._failures("write", thread, row.step):
+            written = self._write_script(keys=keys, args=args)
+        if written == 1:
+            return
+        if written == -1:
+            raise CheckpointError(
+                f"{self.name}: thread {thread!r} does not end at step {row.step - 1} any more, so step {row.step} "
+                "cannot follow it; its earlier steps were lost (a restarted server without persistence?) or "
+                "changed by another writer",
+                store=self.name, thread=thread, step=row.step,
+            )
+        why = " (the server no longer has it: did it restart and lose its data?)" if written == -2 else ""
+        raise LeaseLost(lost_message(thread, self.name) + why)
+
+    def _drop(self, thread: str) -> None:
+        parts = ("steps", "patches", "answers", "snapshots", "head", "parent")
+        with self._failures("delete", thread):
+            self._redis.delete(*(self._key(thread, part) for part in parts))
+
+    def threads(self) -> list[str]:
+        with self._failures("read"):
+            keys = self._redis.scan_iter(match=f"{self.prefix}:{{*}}:head")
+            return [key.decode()[len(self.prefix) + 2 : -len("}:head")] for key in keys]
+
+    # -- leases -----------------------------------------------------------------------
+
+    def _lock(self, thread: str, token: str) -> Any:
+        from redis.lock import Lock
+
+        lock = Lock(self._redis, self._key(thread, "lock"), timeout=self.lease_ttl, thread_local=False)
+        lock.local.token = token.encode()
+        return lock
+
+    def _holder(self, thread: str) -> Lease | None:
+        text = self._redis.get(self._key(thread, "holder"))
+        if text is None:
+            return None
+        held = Lease(**json.loads(text))
+        left = self._redis.pttl(self._key(thread, "lock"))
+        return held._replace(expires=time.time() + left / 1000 if left > 0 else held.expires)
+
+    def acquire(self, thread: str, run: str | None = None, *, force: bool = False) -> Lease:
+        lease = new_lease(thread, run, self.lease_ttl)
+        with self._failures("take the lease", thread):
+            if force:
+                self.unlock(thread)
+            lock = self._lock(thread, lease.token)
+            if not lock.acquire(blocking=False, token=lease.token):
+                held = self._holder(thread)
+                if held is not None and holder_alive(held) is False:
+                    self.unlock(thread)  # its process on this host is gone: take it over now
+                    taken = lock.acquire(blocking=False, token=lease.token)
+                else:
+                    taken = False
+                if not taken:
+                    raise ThreadBusy(busy_message(thread, held, self.name) if held else (
+                        f"thread {thread!r} is being run by another worker ({self.name}). Wait for it, or if that run "
+                        f"is gone, take the thread over with checkpointer.unlock({thread!r}) or resume with force=True"
+                    ), holder=held)
+            self._redis.set(self._key(thread, "holder"), json.dumps(lease.to_json()), px=int(self.lease_ttl * 1000))
+        return lease
+
+    def renew(self, lease: Lease) -> Lease | None:
+        from redis.exceptions import LockNotOwnedError
+
+        with self._failures("renew the lease", lease.thread):
+            try:
+                self._lock(lease.thread, lease.token).extend(self.lease_ttl, replace_ttl=True)
+            except LockNotOwnedError:
+                return None
+            self._redis.pexpire(self._key(lease.thread, "holder"), int(self.lease_ttl * 1000))
+        return lease._replace(expires=time.time() + self.lease_ttl)
+
+    def release(self, lease: Lease) -> None:
+        from redis.exceptions import LockNotOwnedError
+
+        super().release(lease)
+        with self._failures("release the lease", lease.thread):
+            try:
+                self._lock(lease.thread, lease.token).release()
+            except LockNotOwnedError:
+                pass  # it lapsed or was taken over: it is not ours to free
+            self._drop_holder(keys=[self._key(lease.thread, "holder")], args=[lease.token])
+
+    def unlock(self, thread: str) -> None:
+        """Take ``thread`` over from whoever holds it: that run's next write is refused."""
+        with self._failures("unlock", thread):
+            self._redis.delete(self._key(thread, "lock"), self._key(thread, "holder"))
+
+    def close(self) -> None:
+        self._redis.close()
 
     def __repr__(self) -> str:
-        kwargs = self._redis.connection_pool.connection_kwargs
-        return f"RedisCheckpointer(host={kwargs.get('host')!r}, port={kwargs.get('port')!r}, db={kwargs.get('db')!r})"
+        return f"RedisCheckpointer({self.url!r})"
