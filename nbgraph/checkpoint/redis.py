@@ -17,7 +17,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import CheckpointError, LeaseLost, ThreadBusy
-from .leases import DEFAULT_TTL, Lease, busy_message, holder_alive, lost_message, new_lease
+from .leases import (
+    DEFAULT_TTL,
+    Lease,
+    busy_message,
+    holder_alive,
+    lost_message,
+    new_lease,
+)
 from .log import LogStore, Row
 
 __all__ = ["RedisCheckpointer"]

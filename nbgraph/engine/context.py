@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..names import new_id
 from .limits import Aborted
-from .listeners import text_delta
+from .listeners import interrupt, resume, text_delta
 
 if TYPE_CHECKING:
     from ..plan import Plan
@@ -159,6 +159,13 @@ class Context:
             slot = f"{self.path}#{self.visit}.{self._asked}"
         pauses = walker.pauses
         if slot in pauses.answers:
+            resumed = walker.resuming
+            if resumed is not None and resumed[0].slot == slot:
+                # The answer a resume brought: the step's record shows the pause and
+                # the answer here, where a live run shows them.
+                walker.resuming = None
+                self.emit(interrupt(walker.thread, self.step, resumed[0]))
+                self.emit(resume(walker.thread, self.step, resumed[0], resumed[1]))
             return pauses.answers[slot]
         from ..pauses import Pause
 

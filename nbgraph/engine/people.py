@@ -209,9 +209,19 @@ def _apply_verdict(walker: Walker, node: NodePlan, record: Step, verdict: Approv
     return record, None
 
 
-def settle_resumed_approval(walker: Walker, verdict: Approval) -> Ending | None:
-    """Finish the approval a resumed run was paused on, then route on."""
+def settle_resumed_approval(walker: Walker, pause: Pause, verdict: Approval) -> Ending | None:
+    """Finish the approval a resumed run was paused on, then route on.
+
+    The step's record keeps the pause and its answer, as a live approval's does, so
+    the thread's trace shows them in the same place.
+    """
+    walker.resuming = None
+    thread = walker.thread
     record = walker.history.pop()
+    events = (interrupt(thread, record.step, pause), resume(thread, record.step, pause, verdict))
+    for event in events:
+        walker.listeners.emit(event)
+    record = record._replace(approval_events=events)
     node = walker.plan.nodes[record.node]
     settled = _apply_verdict(walker, node, record, verdict)
     if isinstance(settled, Ending):

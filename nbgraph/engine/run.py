@@ -70,6 +70,7 @@ class RunResult:
             self.thread, walker.plan.name, walker.start_edge, self.history,
             outcome=self.outcome, reason=self.reason, error_type=type(self.error).__name__,
             pauses=self.pauses, step=walker.step, hit_max_steps=self.hit_max_steps,
+            resumed=walker.input is None,  # it continued from a checkpoint
         ))
 
     def to_ndjson(self) -> str:

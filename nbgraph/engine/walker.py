@@ -33,7 +33,6 @@ from .listeners import (
     Listeners,
     error_event,
     node_enter,
-    resume,
     route_event,
     run_start,
     step_end_events,
@@ -104,13 +103,11 @@ class Walker:
         restored = self.persistence.last
         self.listeners.emit_if(lambda: run_start(self.thread, self.step, self.plan.name, restored is not None))
         try:
-            if self.resuming is not None:
-                pause, answer = self.resuming
-                self.listeners.emit_if(lambda: resume(self.thread, self.step, pause, answer))
-                if pause.kind == "approval":
-                    ending = settle_resumed_approval(self, answer)
-                    if ending is not None:
-                        return ending
+            if self.resuming is not None and self.resuming[0].kind == "approval":
+                # (An input pause is answered inside its node, when the node asks again.)
+                ending = settle_resumed_approval(self, *self.resuming)
+                if ending is not None:
+                    return ending
             elif restored is None or (restored.step == 0 and not self.frames):
                 self._route_from_start()  # a new run, or a fork of a run's start
             elif not self.frames:
