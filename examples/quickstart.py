@@ -34,6 +34,6 @@ if __name__ == "__main__":
     print(g.to_mermaid())
     paused = g.invoke({"topic": "graphs in notebooks", "version": 0})
     print(paused.outcome, "-", paused.reason)  # interrupted: publish waits for approval
-    result = g.resume(paused.thread, True)
+    result = g.resume(paused, True)
     print(result.outcome, result.path)
     print(result.state["published"])
