@@ -159,7 +159,7 @@ class RunObserver:
             "elapsed": 0.0,
             "current": None,
         }
-        self._seen = len(run.history)  # steps before this view (a resumed run) are not replayed
+        self._seen = run.recorded  # steps before this view (a resumed run's) are not replayed
         self._visits: dict[str, int] = {}
         self._fired: dict[tuple[str, str], int] = {}
         self._log: deque[str | tuple[int, str, float]] = deque(maxlen=_LOG_LINES)

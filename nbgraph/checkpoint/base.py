@@ -43,6 +43,9 @@ class Checkpoint(NamedTuple):
     record: Step | None = None
     run: str | None = None
     """The run that wrote it."""
+    totals: Mapping[str, Any] | None = None
+    """What the run had used by this step (visits per node, tokens, cost, turns, seconds, the
+    current streak of one node), so a resume need not read every step before it."""
 
     @property
     def next(self) -> str | None:

@@ -220,6 +220,7 @@ class LogStore:
             answers=self._loads(answers, thread, row.step) if answers else {},
             record=self._record(data, thread, row.step),
             run=data.get("run"),
+            totals=data.get("totals"),
         )
 
     def _state(self, thread: str, step: int) -> dict[str, Any]:
@@ -320,6 +321,8 @@ def _encode(checkpoint: Checkpoint) -> str:
         "pauses": [pause.model_dump(mode="json") for pause in checkpoint.pauses],
         "record": None if checkpoint.record is None else checkpoint.record.to_json(),
     }
+    if checkpoint.totals is not None:
+        data["totals"] = checkpoint.totals
     return json.dumps(data, separators=(",", ":"))
 
 

@@ -62,11 +62,14 @@ def store_for(plan: Plan, checkpointer: Checkpointer | None) -> Checkpointer:
 class Persistence:
     """Where one run keeps its progress: its store, its lease, its last checkpoint."""
 
-    __slots__ = ("_walker", "store", "last", "lease", "run")
+    __slots__ = ("_walker", "store", "last", "lease", "run", "_totals")
 
     def __init__(self, walker: Walker, store: Checkpointer | None) -> None:
         self._walker = walker
         self.store = store
+        # A store that writes rows gets the run's totals with each, so a resume reads one
+        # row, not every step; the memory store holds its records already.
+        self._totals = store is not None and not isinstance(store, MemoryCheckpointer)
         self.last: Checkpoint | None = None
         self.lease: Lease | None = None
         self.run = new_id(size=8)
@@ -93,6 +96,7 @@ class Persistence:
         checkpoint = Checkpoint(
             walker.thread, walker.plan.name, walker.step, walker.values, frames,
             status, reason, pauses, walker.pauses.answers_copy(), record, self.run,
+            walker.totals() if self._totals else None,
         )
         self._put(checkpoint)
 
@@ -127,6 +131,11 @@ class Persistence:
                 self.mark(outcome, ending.reason)
 
     # -- the lease --------------------------------------------------------------------
+
+    def earlier(self, before: int) -> list[Step]:
+        """The thread's step records before step ``before``, read from the store."""
+        assert self.store is not None
+        return [record for record in self.store.history(self._walker.thread) if record.step < before]
 
     def take_lease(self, *, force: bool = False) -> None:
         """Hold the run's thread until :meth:`release_lease`, renewed in the background.
@@ -330,20 +339,32 @@ def restore(walker: Walker, last: Checkpoint, resuming: tuple[Pause, Any] | None
     persistence.last = last
     if last.step == 0 and last.frames:
         walker.start_edge = walker.plan.start_edge(last.frames[0].node)
-    meter = walker.meter
-    for record in persistence.store.history(walker.thread):
-        if record.step > last.step:
-            continue
-        if record.step == 1:
-            walker.start_edge = walker.plan.start_edge(record.node)
-        walker.history.append(record)
-        walker.visits[record.node] = record.visit
-        meter.add(record.tokens, record.cost, record.turns)
-        meter.prior_seconds += record.duration
-        if record.node == walker.last_node:
-            walker.same += 1
-        else:
-            walker.last_node, walker.same = record.node, 1
+    # The run goes on from its last step; the ones before it are read only when asked for.
+    walker.history = [last.record] if last.record is not None else []
+    walker.earlier = last.record.step - 1 if last.record is not None else last.step
+    totals = last.totals
+    if totals is None:
+        totals = _totals(persistence.store.history(walker.thread), last.step)
+    walker.visits = dict(totals["visits"])
+    walker.meter.add(totals["tokens"], totals["cost"], totals["turns"])
+    walker.seconds = walker.meter.prior_seconds = totals["seconds"]
+    walker.last_node, walker.same = totals["streak"]
+
+
+def _totals(history: list[Step], upto: int) -> dict[str, Any]:
+    """What a run had used by step ``upto``, summed from its records."""
+    visits: dict[str, int] = {}
+    tokens = turns = same = 0
+    cost = seconds = 0.0
+    last: str | None = None
+    for record in history:
+        if record.step > upto:
+            break
+        visits[record.node] = record.visit
+        tokens, cost, turns = tokens + record.tokens, cost + record.cost, turns + record.turns
+        seconds += record.duration
+        last, same = record.node, same + 1 if record.node == last else 1
+    return {"visits": visits, "tokens": tokens, "cost": cost, "turns": turns, "seconds": seconds, "streak": [last, same]}
 
 
 def fork_thread(

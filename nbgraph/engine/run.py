@@ -28,7 +28,7 @@ class RunResult:
     """How a run ended: ``outcome``, ``reason``, ``state``, ``history`` and more."""
 
     __slots__ = (
-        "_run", "outcome", "reason", "state", "history", "hit_max_steps", "pauses", "thread", "error",
+        "_run", "outcome", "reason", "state", "_history", "hit_max_steps", "pauses", "thread", "error",
         "tokens", "cost", "turns",
     )
 
@@ -38,7 +38,7 @@ class RunResult:
         self.outcome: Outcome = ending.outcome
         self.reason = ending.reason
         self.state = walker.plan.schema.output(walker.values)
-        self.history: tuple[Step, ...] = tuple(walker.history)
+        self._history: tuple[Step, ...] | None = None
         self.hit_max_steps = ending.hit_max_steps
         self.pauses: tuple[Pause, ...] = ending.pauses
         """Every request left open (several when parallel branches wait)."""
@@ -55,6 +55,13 @@ class RunResult:
         return self.pauses[0] if self.pauses else None
 
     @property
+    def history(self) -> tuple[Step, ...]:
+        """Every step the thread took, earlier runs' included (read from the store when first asked)."""
+        if self._history is None:
+            self._history = tuple(self._run._walker.full_history())
+        return self._history
+
+    @property
     def path(self) -> list[str]:
         """The nodes executed, in order."""
         return [step.node for step in self.history if step.error is None]
@@ -66,8 +73,12 @@ class RunResult:
     def events(self) -> list[Any]:
         """The run's events, in order, rebuilt from its history."""
         walker = self._run._walker
+        history = self.history
+        start = walker.start_edge
+        if start is None and history and history[0].step == 1:
+            start = walker.plan.start_edge(history[0].node)
         return list(trace(
-            self.thread, walker.plan.name, walker.start_edge, self.history,
+            self.thread, walker.plan.name, start, history,
             outcome=self.outcome, reason=self.reason, error_type=type(self.error).__name__,
             pauses=self.pauses, step=walker.step, hit_max_steps=self.hit_max_steps,
             resumed=walker.input is None,  # it continued from a checkpoint
@@ -191,11 +202,21 @@ class Run:
 
     @property
     def history(self) -> list[Step]:
-        return list(self._walker.history)
+        """Every step the thread took, earlier runs' included."""
+        return list(self._walker.full_history())
+
+    @property
+    def recorded(self) -> int:
+        """How many step records the thread has, without reading the earlier ones."""
+        walker = self._walker
+        return walker.earlier + len(walker.history)
 
     def history_since(self, count: int) -> list[Step]:
         """The step records after the first ``count`` (what a view polls for progress)."""
-        return self._walker.history[count:]
+        walker = self._walker
+        if count >= walker.earlier:
+            return walker.history[count - walker.earlier :]
+        return walker.full_history()[count:]
 
     @property
     def pending(self) -> tuple[Pause, ...]:
@@ -207,7 +228,7 @@ class Run:
         return self.plan.schema.output(self._walker.persistence.state_at(step))
 
     def to_dag(self) -> dict[str, Any]:
-        return to_dag(self.plan, self._walker.history)
+        return to_dag(self.plan, self._walker.full_history())
 
     def subscribe(self, listener: Callable[[Any], Any], *, steps: bool = True) -> Callable[[], None]:
         """Call ``listener(event)`` for each event from now on; returns an unsubscribe function.

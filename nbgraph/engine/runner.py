@@ -12,6 +12,7 @@ for the process's lifetime would hold up interpreter exit.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -60,23 +61,32 @@ class _SyncRunner:
             # invoke() from a node that itself runs here: this loop is busy with it.
             return _run_on_own_loop(coro)
         loop = self._start()
-        started: list[asyncio.Task[Any]] = []
+        done: concurrent.futures.Future[T] = concurrent.futures.Future()
+        task: list[asyncio.Task[Any]] = []
+        stopping: list[bool] = []
 
-        async def tracked() -> T:
-            started.append(asyncio.current_task())  # type: ignore[arg-type]
-            return await coro
+        async def tracked() -> None:
+            task.append(asyncio.current_task())  # type: ignore[arg-type]
+            if stopping:
+                task[0].cancel()  # interrupted before it began: it stops at its first await
+            try:
+                done.set_result(await coro)
+            except BaseException as exc:  # handed to the waiting thread
+                done.set_exception(exc)
 
-        future = asyncio.run_coroutine_threadsafe(tracked(), loop)
+        def stop() -> None:
+            stopping.append(True)
+            if task:
+                task[0].cancel()
+
         try:
-            return future.result()
+            # Inside the try: a Ctrl-C can land anywhere, even while the run is handed over.
+            loop.call_soon_threadsafe(lambda: loop.create_task(tracked()))
+            return done.result()
         except KeyboardInterrupt:
             # A kernel interrupt: cancel the run so it ends `aborted` with its checkpoint intact.
-            if started:
-                loop.call_soon_threadsafe(started[0].cancel)
-                return future.result()
-            future.cancel()
-            coro.close()
-            raise
+            loop.call_soon_threadsafe(stop)
+            return done.result()
 
     def _start(self) -> asyncio.AbstractEventLoop:
         with self._lock:

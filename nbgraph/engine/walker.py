@@ -78,6 +78,12 @@ class Walker:
         self.pauses = Pauses()
         self.persistence = Persistence(self, store)
         self.history: list[Step] = []
+        """This run's step records (a resumed run's start with the step it continues from)."""
+        self.earlier = 0
+        """How many of the thread's records come before ``history`` (read on demand)."""
+        self._earlier: list[Step] | None = None
+        self.seconds = 0.0
+        """The seconds the thread's steps took, earlier runs' included."""
         self.visits: dict[str, int] = {}
         self.steering: list[str] = []
         self.step = 0
@@ -94,6 +100,23 @@ class Walker:
         """The time limit of the async node running now, if it has one."""
         self.values: dict[str, Any] = plan.schema.initial(input)
         self.input: dict[str, Any] | None = self.values
+
+    def full_history(self) -> list[Step]:
+        """Every step record of the thread, reading the earlier ones from the store once."""
+        if not self.earlier:
+            return self.history
+        if self._earlier is None:
+            first = self.history[0].step if self.history else self.step + 1
+            self._earlier = self.persistence.earlier(first)
+        return self._earlier + self.history
+
+    def totals(self) -> dict[str, Any]:
+        """What the run has used so far, as a checkpoint keeps it."""
+        meter = self.meter
+        return {
+            "visits": dict(self.visits), "tokens": meter.tokens, "cost": meter.cost, "turns": meter.turns,
+            "seconds": self.seconds, "streak": [self.last_node, self.same],
+        }
 
     # -- starting ---------------------------------------------------------------------
 
@@ -235,6 +258,7 @@ class Walker:
             self.node = None
         duration = time.perf_counter() - t0 - (meter.waited - waited0)
         self.visits[name] = visit
+        self.seconds += duration
         self.step = step
         self.values = values
         record = None
