@@ -298,6 +298,7 @@ def durable_conversation(steps: int = CONVERSATION_STEPS) -> dict[str, float]:
     resume = _CONVERSATION + f"""
 import time, tracemalloc
 import nbgraph.events, nbgraph.pauses  # what any process has loaded once it ran a graph with pauses
+nbgraph.pauses.Pause(id="warm", kind="input", node="n", step=0)  # pydantic builds the model's validator once
 from nbgraph.engine.runner import run_blocking
 async def warm():
     return None
