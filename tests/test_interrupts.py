@@ -158,7 +158,8 @@ class TestDurableInput:
         assert result.pending.prompt == "Favourite colour?"
         # The reason names the node and the prompt, and says how to answer instead of waiting:
         assert result.reason == (
-            f"waiting for input at node 'ask': Favourite colour? — answer with g.resume({result.thread!r}, answer); "
+            f"waiting for input at node 'ask': Favourite colour? — answer with g.resume(result, answer) or "
+            f"g.resume({result.thread!r}, answer, pause={result.pending.id!r}); "
             "for live answers use run = g.start(...) and `await run`"
         )
         done = ask_graph(calls).resume(result.thread, "ochre")

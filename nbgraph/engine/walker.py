@@ -333,7 +333,8 @@ class Walker:
         reason = f"waiting for {what} node {pause.node!r}: {pause.prompt}"
         if not self.live:
             reason += (
-                f" — answer with g.resume({self.thread!r}, answer); for live answers use "
+                f" — answer with g.resume(result, answer) or g.resume({self.thread!r}, answer, pause={pause.id!r}); "
+                "for live answers use "
                 "run = g.start(...) and `await run`"
             )
         return Ending("interrupted", reason, pauses=(pause,))
