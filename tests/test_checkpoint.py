@@ -20,6 +20,7 @@ from nbgraph import (
     END,
     START,
     Graph,
+    Run,
     MemoryCheckpointer,
     SQLiteCheckpointer,
     ThreadBusy,
@@ -387,3 +388,68 @@ class TestDefaultStore:
         store.put("t2", store.get("t2"))  # writing a thread makes it the newest
         self.graph().invoke({}, thread="t4", checkpointer=store)
         assert store.threads() == ["t2", "t4"]
+
+
+class TestLeases:
+    async def test_a_live_run_keeps_renewing_its_lease_through_a_long_node(self, tmp_path):
+        path = tmp_path / "runs.db"
+        store = SQLiteCheckpointer(path, lease_ttl=0.3)
+        release = asyncio.Event()
+
+        async def long(state):
+            await release.wait()
+            return {"n": 1}
+
+        g = Graph("long", state=State)
+        g.add_node("long", long)
+        g.add_edge(START, "long")
+        g.add_edge("long", END)
+        run = g.start({}, checkpointer=store, display=False)
+        db = sqlite3.connect(path)
+
+        def expires():
+            return db.execute("SELECT expires FROM nbgraph_leases WHERE thread = ?", (run.thread,)).fetchone()[0]
+
+        first = expires()
+        seen = [first]
+        for _ in range(400):  # bounded: the renewer runs every 0.1 s
+            if seen[-1] > first + 0.5:
+                break
+            await asyncio.sleep(0.01)
+            seen.append(expires())
+        assert seen[-1] > first + 0.5, "the lease was not renewed while the node ran"
+        with pytest.raises(ThreadBusy):
+            SQLiteCheckpointer(path).acquire(run.thread)  # still held: its holder is alive and renewing
+        release.set()
+        assert (await run).outcome == "done"
+        assert db.execute("SELECT count(*) FROM nbgraph_leases").fetchone()[0] == 0  # released at the end
+
+    def test_a_resumed_run_reads_one_row_and_its_history_on_demand(self, tmp_path):
+        path = tmp_path / "runs.db"
+        g = Graph("count", state=State, max_steps=100, max_same_node=100)
+
+        async def inc(state):
+            return {"n": state.n + 1, "notes": [Note(id=f"n{state.n}", text="x")]}
+
+        async def ask(state, ctx):
+            return {"n": state.n + int(await ctx.request_input("more?"))}
+
+        g.add_node("inc", inc)
+        g.add_node("ask", ask)
+        g.add_edge(START, "inc")
+        g.add_edge("inc", "inc", when=lambda s: s.n < 30)
+        g.add_edge("inc", "ask")
+        g.add_edge("ask", END)
+        paused = g.invoke({}, checkpointer=SQLiteCheckpointer(path))
+        assert paused.outcome == "interrupted" and paused.state.n == 30
+        store = SQLiteCheckpointer(path)
+        read = []
+        history = store.history
+        store.history = lambda thread: read.append(thread) or history(thread)  # type: ignore[method-assign]
+        run = Run.resume(g.compile(), paused.thread, "5", checkpointer=store)
+        assert read == [] and run.recorded == 30  # the totals came with the last row
+        result = asyncio.run(run.execute())
+        assert result.state.n == 35 and read == []
+        assert [s.step for s in result.history] == list(range(1, 32)) and read == [paused.thread]
+        assert result.history[:30] == paused.history
+        assert [s.visit for s in result.history if s.node == "inc"][-1] == 30

@@ -96,7 +96,7 @@ class RunResult:
 
     def __repr__(self) -> str:
         reason = f" ({self.reason})" if self.reason else ""
-        return f"<RunResult {self.outcome}{reason}: {len(self.history)} steps, thread {self.thread!r}>"
+        return f"<RunResult {self.outcome}{reason}: {self._run.recorded} steps, thread {self.thread!r}>"
 
 
 class Run:
