@@ -74,9 +74,15 @@ def new_lease(thread: str, run: str | None, ttl: float | None) -> Lease:
 
 
 def holder_alive(lease: Lease) -> bool | None:
-    """Whether the process holding ``lease`` still runs: known on this host, None on another."""
+    """Whether the run holding ``lease`` still lives: known on this host, None on another.
+
+    In this very process, only a lease the renewer still holds is alive: a run that
+    ended without releasing its lease (its store failed) does not hold the thread.
+    """
     if lease.host != _HOST:
         return None
+    if lease.pid == os.getpid() and lease.started == _process_start(lease.pid):
+        return _RENEWER.holds(lease.token)
     try:
         os.kill(lease.pid, 0)
     except ProcessLookupError:
@@ -137,6 +143,10 @@ class Renewer:
 
     def lost(self, token: str) -> bool:
         return token in self._lost
+
+    def holds(self, token: str) -> bool:
+        """Whether a run of this process holds the lease ``token``."""
+        return token in self._held
 
     def _run(self) -> None:
         while True:
