@@ -469,8 +469,9 @@ NOT_A_CHECKPOINT = "is not an nbgraph checkpoint"
         ("data", 3, "{not json", NOT_JSON, ("get", "get_step", "history", "resume")),
         ("data", 3, '{"x": 1}', NOT_A_CHECKPOINT, ("get", "get_step", "history", "resume")),
         ("data", 3, "[1, 2]", NOT_A_CHECKPOINT, ("get", "get_step", "history", "resume")),
-        # An earlier row: its step's checkpoint, the history and a resume need it.
-        ("data", 2, '{"x": 1}', NOT_A_CHECKPOINT, ("get_step", "history", "resume")),
+        # An earlier row: its step's checkpoint and the history need it (a resume reads only
+        # the last row and the state, so the damage shows when its history is read).
+        ("data", 2, '{"x": 1}', NOT_A_CHECKPOINT, ("get_step", "history", "resumed-history")),
         # An earlier row's patches: every state after it is rebuilt through them.
         ("patches", 2, "garbage", NOT_JSON, ("get", "get_step", "resume")),
         ("patches", 2, '{"set": {"b": 2}}', ".+", ("get", "get_step", "resume")),
@@ -502,6 +503,7 @@ def test_a_corrupt_row_is_a_checkpoint_error_naming_the_path_thread_and_step(tmp
         "get_step": lambda: store.get("t", step),
         "history": lambda: store.history("t"),
         "resume": lambda: chain_graph().resume("t", True, checkpointer=store),
+        "resumed-history": lambda: chain_graph().resume("t", True, checkpointer=store).history,
     }
     for name in reads:
         with pytest.raises(CheckpointError) as info:

@@ -15,7 +15,8 @@ row reads and one atomic, lease-checked write.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import CheckpointError, ResumeError, ThreadExists
@@ -74,9 +75,20 @@ _MISSING = object()
 
 
 def apply_patch(state: dict[str, Any], patch: Mapping[str, Any]) -> None:
-    """Fold a patch into a JSON state, in place."""
-    state.update(patch.get("set", ()))
-    for key, items in patch.get("extend", {}).items():
+    """Fold a patch into a JSON state, in place.
+
+    Raises:
+        TypeError: ``patch`` is not a patch.
+    """
+    if not isinstance(patch, Mapping) or not set(patch) <= {"set", "extend"}:
+        raise TypeError(f"expected a patch ({{'set': ..., 'extend': ...}}), got {patch!r:.80}")
+    changed, extended = patch.get("set", {}), patch.get("extend", {})
+    if not isinstance(changed, Mapping) or not isinstance(extended, Mapping):
+        raise TypeError(f"a patch's set and extend are objects, got {patch!r:.80}")
+    state.update(changed)
+    for key, items in extended.items():
+        if not isinstance(items, list):
+            raise TypeError(f"a patch extends {key!r} with a list, got {items!r:.80}")
         state[key] = [*(state.get(key) or ()), *items]
 
 
@@ -208,20 +220,22 @@ class LogStore:
             return None
         data = self._decode(thread, row)
         answers = self._answers(thread, row.step)
-        return Checkpoint(
-            thread=thread,
-            graph=data["graph"],
-            step=row.step,
-            state=self._state(thread, row.step),
-            frames=tuple(Frame.from_json(f) for f in data.get("frames") or ()),
-            status=data["status"],
-            reason=data.get("reason"),
-            pauses=_pauses(data.get("pauses")),
-            answers=self._loads(answers, thread, row.step) if answers else {},
-            record=self._record(data, thread, row.step),
-            run=data.get("run"),
-            totals=data.get("totals"),
-        )
+        state = self._state(thread, row.step)
+        with self._reading(thread, row.step, "checkpoint"):
+            return Checkpoint(
+                thread=thread,
+                graph=data["graph"],
+                step=row.step,
+                state=state,
+                frames=tuple(Frame.from_json(f) for f in data.get("frames") or ()),
+                status=data["status"],
+                reason=data.get("reason"),
+                pauses=_pauses(data.get("pauses")),
+                answers=self._loads(answers, thread, row.step) if answers else {},
+                record=self._record(data, thread, row.step),
+                run=data.get("run"),
+                totals=data.get("totals"),
+            )
 
     def _state(self, thread: str, step: int) -> dict[str, Any]:
         snapshot = self._snapshot(thread, step)
@@ -239,15 +253,16 @@ class LogStore:
             state = self._state(*parent)
             rows = self._rows(thread, parent[1] - 1, step)
         for row in rows:
-            for patch in self._loads(row.patches, thread, row.step):
-                apply_patch(state, patch)
+            with self._reading(thread, row.step, "change to the state"):
+                for patch in self._loads(row.patches, thread, row.step):
+                    apply_patch(state, patch)
         return state
 
     def history(self, thread: str) -> list[Step]:
         parent = self._parent(thread)
         steps = [s for s in self.history(parent[0]) if s.step < parent[1]] if parent is not None else []
         for step, text in self._data(thread):
-            record = self._record(self._loads(text, thread, step), thread, step)
+            record = self._record(self._decode(thread, Row(step, text, "[]", None)), thread, step)
             if record is not None:
                 steps.append(record)
         return steps
@@ -290,25 +305,36 @@ class LogStore:
 
     def _decode(self, thread: str, row: Row) -> dict[str, Any]:
         data = self._loads(row.data, thread, row.step)
-        if not isinstance(data, dict) or "graph" not in data or "status" not in data:
+        # Only step 0 has no record: a row without one further on lost its step.
+        if (
+            not isinstance(data, dict) or "graph" not in data or "status" not in data
+            or (row.step > 0 and not isinstance(data.get("record"), dict))
+        ):
             raise CheckpointError(
                 f"{self.name}: the row of thread {thread!r} at step {row.step} is not an nbgraph checkpoint",
                 store=self.name, thread=thread, step=row.step,
             )
         return data
 
+    @contextmanager
+    def _reading(self, thread: str, step: int, what: str) -> Iterator[None]:
+        """A stored value of the wrong shape is a CheckpointError naming where it is."""
+        try:
+            yield
+        except CheckpointError:
+            raise
+        except Exception as exc:
+            raise CheckpointError(
+                f"{self.name}: the {what} of thread {thread!r} at step {step} cannot be read: {type(exc).__name__}: {exc}",
+                store=self.name, thread=thread, step=step,
+            ) from None
+
     def _record(self, data: Mapping[str, Any], thread: str, step: int) -> Step | None:
         record = data.get("record")
         if record is None:
             return None
-        try:
+        with self._reading(thread, step, "step record"):
             return Step.from_json(record)
-        except Exception as exc:
-            raise CheckpointError(
-                f"{self.name}: the step record of thread {thread!r} at step {step} cannot be read: "
-                f"{type(exc).__name__}: {exc}",
-                store=self.name, thread=thread, step=step,
-            ) from None
 
 
 def _encode(checkpoint: Checkpoint) -> str:
