@@ -306,7 +306,7 @@ def test_a_read_only_file_refuses_the_resume_naming_the_path_and_leaves_the_thre
                 flow.build().resume("trip-ro", "Porto", checkpointer=store)
             assert str(info.value) == (
                 f"SQLite store {path}: could not take the lease (thread 'trip-ro'): "
-                "OperationalError: unable to open database file"
+                "the file, or its directory, cannot be written (unable to open database file)"
             )
             assert (info.value.store, info.value.thread) == (store.name, "trip-ro")
             with pytest.raises(CheckpointError, match=rf"^SQLite store {re.escape(str(path))}: could not open: "):
@@ -400,8 +400,8 @@ async def test_a_killed_redis_fails_the_run_naming_the_url_and_a_restarted_empty
         with pytest.raises(ResumeError) as info:
             waiting_graph(entered, go).resume("killed", checkpointer=store)
         assert str(info.value) == (
-            f"no checkpoint for thread 'killed' in RedisCheckpointer({redis_process.url!r}); "
-            "pass the checkpointer the run used"
+            f"no checkpoint for thread 'killed' in RedisCheckpointer({redis_process.url!r}): pass the checkpointer "
+            "the run used; if it was this one, the thread was deleted or the store lost its data"
         )
     finally:
         store.close()

@@ -241,8 +241,8 @@ def _explain(exc: sqlite3.Error) -> str:
     text = str(exc)
     if "disk is full" in text:
         return f"the disk is full ({text})"
-    if "readonly" in text or "read-only" in text:
-        return f"the file cannot be written ({text})"
+    if "readonly" in text or "read-only" in text or "unable to open" in text:
+        return f"the file, or its directory, cannot be written ({text})"
     if "not a database" in text or "malformed" in text:
         return f"the file is corrupt or not an nbgraph database ({text})"
     return f"{type(exc).__name__}: {text}"

@@ -271,7 +271,10 @@ def open_thread(
     """
     last = store.get(thread)
     if last is None:
-        raise ResumeError(f"no checkpoint for thread {thread!r} in {store!r}; pass the checkpointer the run used")
+        raise ResumeError(
+            f"no checkpoint for thread {thread!r} in {store!r}: pass the checkpointer the run used; if it was "
+            "this one, the thread was deleted or the store lost its data"
+        )
     if last.graph != plan.name:
         raise ResumeError(
             f"thread {thread!r} holds a run of graph {last.graph!r}, not {plan.name!r}; resume it with that graph, "
