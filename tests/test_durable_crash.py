@@ -156,7 +156,7 @@ class Spec:
             with sqlite3.connect(self.where) as conn:
                 row = conn.execute("SELECT pid FROM nbgraph_leases WHERE thread = ?", (thread,)).fetchone()
             return None if row is None else row[0]
-        text = store._redis.get(store._key(thread, "holder"))
+        text = store._redis.get(store._key(thread, "lock"))  # the lock's value is the lease
         return None if text is None else json.loads(text)["pid"]
 
     def lease_lapsed(self, store: Any, thread: str) -> bool:

@@ -422,8 +422,8 @@ async def test_a_redis_restarted_between_two_steps_never_lets_the_run_end_done(r
         assert result.outcome == "failed"
         assert result.reason == (
             f"this run's lease on thread 'restarted' lapsed or was taken over by another run "
-            f"(Redis store {redis_process.url}); nothing more was written (the server no longer has it: "
-            "did it restart and lose its data?)"
+            f"(Redis store {redis_process.url}); nothing more was written (the lease is gone from the server: "
+            "another run took the thread and finished, or the server restarted and lost its data)"
         )
         assert (result.state, result.path) == ({"n": 1}, ["a"])
         assert store.get("restarted") is None and store.history("restarted") == []  # nothing written after the loss

@@ -24,7 +24,7 @@ from ..history import Frame, Step
 from ..reducers import AppendLog
 from ..state import to_jsonable
 from .base import Checkpoint
-from .leases import Lease
+from .leases import Lease, renewer
 
 if TYPE_CHECKING:
     from ..pauses import Pause
@@ -112,6 +112,7 @@ class LogStore:
 
     name: str
     """Where the store is (a path or a URL), for messages."""
+    lease_ttl: float
 
     def __init__(self) -> None:
         self._writers: dict[str, _Writer] = {}
@@ -163,7 +164,13 @@ class LogStore:
 
     # -- the log --------------------------------------------------------------------
 
+    def _held(self, lease: Lease) -> Lease:
+        """A lease just taken: this process renews it in the background until it is released."""
+        renewer().hold(lease, self.renew, self.lease_ttl)
+        return lease
+
     def release(self, lease: Lease) -> None:
+        renewer().drop(lease.token)  # first: a store that cannot be reached still lets the run go
         self._writers.pop(lease.token, None)
 
     def put(self, thread: str, checkpoint: Checkpoint, *, lease: Lease | None = None) -> None:

@@ -51,12 +51,20 @@ end
 return 1
 """
 
-# KEYS: holder; ARGV: token. Deletes the holder record only if it is ours.
-_DROP_HOLDER = """
-local held = redis.call('get', KEYS[1])
-if held and cjson.decode(held)['token'] == ARGV[1] then redis.call('del', KEYS[1]) end
+# KEYS: lock; ARGV: the value of the dead holder's lock, ours, milliseconds. Takes the lock
+# only from that holder, so two workers that both saw it dead cannot both take it.
+_TAKE_OVER = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+    redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3])
+    return 1
+end
 return 0
 """
+
+
+def _value(lease: Lease) -> str:
+    """The lock's value for ``lease``: the lease itself, without the expiry that renewals move."""
+    return json.dumps({**lease.to_json(), "expires": None}, sort_keys=True, separators=(",", ":"))
 
 
 class RedisCheckpointer(LogStore):
@@ -105,7 +113,7 @@ class RedisCheckpointer(LogStore):
         self.url = f"redis://{kwargs.get('host')}:{kwargs.get('port')}/{kwargs.get('db')}"  # never the password
         self.name = f"Redis store {self.url}"
         self._write_script = client.register_script(_WRITE)
-        self._drop_holder = client.register_script(_DROP_HOLDER)
+        self._take_over = client.register_script(_TAKE_OVER)
 
     def _key(self, thread: str, part: str) -> str:
         return f"{self.prefix}:{{{thread}}}:{part}"
@@ -193,7 +201,7 @@ class RedisCheckpointer(LogStore):
     def _write(self, thread: str, row: Row, *, replace: bool, snapshot: str | None, lease: Lease | None) -> None:
         keys = [self._key(thread, part) for part in ("lock", "steps", "patches", "answers", "snapshots", "head")]
         args = [
-            lease.token if lease is not None else "", row.step, row.data, row.patches, row.answers or "",
+            _value(lease) if lease is not None else "", row.step, row.data, row.patches, row.answers or "",
             snapshot or "", "1" if replace else "0", self.ttl if self.ttl is not None else "",
         ]
         with self._failures("write", thread, row.step):
@@ -207,7 +215,10 @@ class RedisCheckpointer(LogStore):
                 "changed by another writer",
                 store=self.name, thread=thread, step=row.step,
             )
-        why = " (the server no longer has it: did it restart and lose its data?)" if written == -2 else ""
+        why = (
+            " (the lease is gone from the server: another run took the thread and finished, or the server "
+            "restarted and lost its data)" if written == -2 else ""
+        )
         raise LeaseLost(lost_message(thread, self.name) + why)
 
     def _drop(self, thread: str) -> None:
@@ -221,52 +232,58 @@ class RedisCheckpointer(LogStore):
             return [key.decode()[len(self.prefix) + 2 : -len("}:head")] for key in keys]
 
     # -- leases -----------------------------------------------------------------------
+    # The lock's value is the lease itself (JSON), so who holds it and the lock are one
+    # key, set and taken over atomically; redis-py's Lock extends and frees it, for its
+    # owner only.
 
-    def _lock(self, thread: str, token: str) -> Any:
+    def _lock(self, lease: Lease) -> Any:
         from redis.lock import Lock
 
-        lock = Lock(self._redis, self._key(thread, "lock"), timeout=self.lease_ttl, thread_local=False)
-        lock.local.token = token.encode()
+        lock = Lock(self._redis, self._key(lease.thread, "lock"), timeout=self.lease_ttl, thread_local=False)
+        lock.local.token = _value(lease).encode()
         return lock
 
-    def _holder(self, thread: str) -> Lease | None:
-        text = self._redis.get(self._key(thread, "holder"))
-        if text is None:
+    def _holder(self, thread: str) -> tuple[Lease, str] | None:
+        """The lease holding ``thread`` (with when it lapses) and the lock's value, or None."""
+        key = self._key(thread, "lock")
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.get(key)
+        pipe.pttl(key)
+        value, left = pipe.execute()
+        if value is None:
             return None
-        held = Lease(**json.loads(text))
-        left = self._redis.pttl(self._key(thread, "lock"))
-        return held._replace(expires=time.time() + left / 1000 if left > 0 else held.expires)
+        value = value.decode()
+        held = Lease(**json.loads(value))
+        return held._replace(expires=time.time() + left / 1000 if left > 0 else held.since), value
 
     def acquire(self, thread: str, run: str | None = None, *, force: bool = False) -> Lease:
         lease = new_lease(thread, run, self.lease_ttl)
         with self._failures("take the lease", thread):
             if force:
                 self.unlock(thread)
-            lock = self._lock(thread, lease.token)
-            if not lock.acquire(blocking=False, token=lease.token):
-                held = self._holder(thread)
-                if held is not None and holder_alive(held) is False:
-                    self.unlock(thread)  # its process on this host is gone: take it over now
-                    taken = lock.acquire(blocking=False, token=lease.token)
-                else:
-                    taken = False
-                if not taken:
-                    raise ThreadBusy(busy_message(thread, held, self.name) if held else (
-                        f"thread {thread!r} is being run by another worker ({self.name}). Wait for it, or if that run "
-                        f"is gone, take the thread over with checkpointer.unlock({thread!r}) or resume with force=True"
-                    ), holder=held)
-            self._redis.set(self._key(thread, "holder"), json.dumps(lease.to_json()), px=int(self.lease_ttl * 1000))
-        return lease
+            if self._lock(lease).acquire(blocking=False, token=_value(lease)):
+                return self._held(lease)
+            found = self._holder(thread)
+            if found is not None and holder_alive(found[0]) is False:
+                # Its process on this host is gone: take the lock from that holder, and only from it.
+                if self._take_over(keys=[self._key(thread, "lock")], args=[found[1], _value(lease), int(self.lease_ttl * 1000)]):
+                    return self._held(lease)
+                found = self._holder(thread)
+            if found is None and self._lock(lease).acquire(blocking=False, token=_value(lease)):
+                return self._held(lease)  # freed meanwhile
+        held = found[0] if found is not None else None
+        raise ThreadBusy(busy_message(thread, held, self.name) if held else (
+            f"thread {thread!r} is being taken by another worker ({self.name}); try again"
+        ), holder=held)
 
     def renew(self, lease: Lease) -> Lease | None:
         from redis.exceptions import LockNotOwnedError
 
         with self._failures("renew the lease", lease.thread):
             try:
-                self._lock(lease.thread, lease.token).extend(self.lease_ttl, replace_ttl=True)
+                self._lock(lease).extend(self.lease_ttl, replace_ttl=True)
             except LockNotOwnedError:
                 return None
-            self._redis.pexpire(self._key(lease.thread, "holder"), int(self.lease_ttl * 1000))
         return lease._replace(expires=time.time() + self.lease_ttl)
 
     def release(self, lease: Lease) -> None:
@@ -275,15 +292,14 @@ class RedisCheckpointer(LogStore):
         super().release(lease)
         with self._failures("release the lease", lease.thread):
             try:
-                self._lock(lease.thread, lease.token).release()
+                self._lock(lease).release()
             except LockNotOwnedError:
                 pass  # it lapsed or was taken over: it is not ours to free
-            self._drop_holder(keys=[self._key(lease.thread, "holder")], args=[lease.token])
 
     def unlock(self, thread: str) -> None:
         """Take ``thread`` over from whoever holds it: that run's next write is refused."""
         with self._failures("unlock", thread):
-            self._redis.delete(self._key(thread, "lock"), self._key(thread, "holder"))
+            self._redis.delete(self._key(thread, "lock"))
 
     def close(self) -> None:
         self._redis.close()

@@ -206,7 +206,7 @@ class SQLiteCheckpointer(LogStore):
                 if not may_take_over(held, time.time()):
                     raise ThreadBusy(busy_message(thread, held, self.name), holder=held)
             conn.execute("INSERT OR REPLACE INTO nbgraph_leases VALUES (?, ?, ?, ?, ?, ?, ?, ?)", lease)
-        return lease
+        return self._held(lease)
 
     def renew(self, lease: Lease) -> Lease | None:
         renewed = lease._replace(expires=time.time() + self.lease_ttl)

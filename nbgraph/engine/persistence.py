@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..checkpoint.base import Checkpoint, Checkpointer
-from ..checkpoint.leases import Lease, renewer
+from ..checkpoint.leases import Lease
 from ..checkpoint.memory import MemoryCheckpointer
 from ..errors import InvalidUpdate, ResumeError, ThreadExists, did_you_mean
 from ..history import Frame, Step
@@ -145,15 +145,12 @@ class Persistence:
         """
         if self.store is None or self.lease is not None:
             return
-        lease = self.lease = self.store.acquire(self._walker.thread, self.run, force=force)
-        if lease.expires is not None:
-            renewer().hold(lease, self.store.renew, lease.expires - lease.since)
+        self.lease = self.store.acquire(self._walker.thread, self.run, force=force)
 
     def release_lease(self) -> None:
         lease, self.lease = self.lease, None
         if lease is None or self.store is None:
             return
-        renewer().drop(lease.token)
         try:
             self.store.release(lease)
         except Exception:
