@@ -19,7 +19,7 @@ import pydantic_core
 from .errors import InvalidUpdate, did_you_mean
 from .reducers import AppendLog, Reducer, append, overwrite
 
-__all__ = ["Schema", "StateView", "to_jsonable"]
+__all__ = ["Schema", "StateView", "to_json", "to_jsonable"]
 
 
 def _strict(value: Any) -> Any:
@@ -30,6 +30,15 @@ def _strict(value: Any) -> Any:
 
 def _loose(value: Any) -> Any:
     return list(value) if type(value) is AppendLog else repr(value)
+
+
+def to_json(value: Any) -> str:
+    """JSON text of a state value, an update or a stored record (pydantic's serializer, in Rust).
+
+    Raises:
+        TypeError: a value cannot be serialized.
+    """
+    return pydantic_core.to_json(value, fallback=_strict).decode()
 
 
 def to_jsonable(value: Any, *, strict: bool = True) -> Any:

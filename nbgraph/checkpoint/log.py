@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..errors import CheckpointError, ResumeError, ThreadExists
 from ..history import Frame, Step
 from ..reducers import AppendLog
-from ..state import to_jsonable
+from ..state import to_json
 from .base import Checkpoint
 from .leases import Lease, renewer
 
@@ -51,7 +51,8 @@ def diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
     """What changed from ``before`` to ``after``, in JSON form.
 
     Fields that are the same object are unchanged (the engine never mutates a
-    value); an ``append`` field that grew in place records only its new items.
+    value); an ``append`` field that grew in place records only its new items. The
+    values are left as they are, for :func:`~nbgraph.state.to_json` to write.
     """
     changed: dict[str, Any] = {}
     extended: dict[str, Any] = {}
@@ -60,9 +61,9 @@ def diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
         if old is value:
             continue
         if type(value) is AppendLog and type(old) is AppendLog and value._items is old._items and value._len >= old._len:
-            extended[key] = to_jsonable(value._items[old._len : value._len])
+            extended[key] = value._items[old._len : value._len]
         else:
-            changed[key] = to_jsonable(value)
+            changed[key] = value
     patch: dict[str, Any] = {}
     if changed:
         patch["set"] = changed
@@ -101,7 +102,8 @@ class _Writer:
     def __init__(self, step: int | None) -> None:
         self.step = step
         self.values: Mapping[str, Any] | None = None
-        self.patches: list[Any] = []
+        self.patches: list[str] = []
+        """The JSON of the patches written at the current step."""
         self.answers: Mapping[str, Any] | None = None
         self.snapshot_bytes = 0
         self.delta_bytes = 0
@@ -196,21 +198,21 @@ class LogStore:
         snapshot = None
         if writer.values is None:
             # Nothing to diff against (a new writer): the state is written whole.
-            snapshot = json.dumps(to_jsonable(dict(checkpoint.state)), separators=(",", ":"))
+            snapshot = to_json(dict(checkpoint.state))
             writer.snapshot_bytes, writer.delta_bytes = len(snapshot), 0
         else:
             patch = diff(writer.values, checkpoint.state)
             if patch:
-                writer.patches.append(patch)
-                size = len(json.dumps(patch, separators=(",", ":")))
-                writer.delta_bytes += size
+                text = to_json(patch)
+                writer.patches.append(text)
+                writer.delta_bytes += len(text)
                 if writer.delta_bytes >= max(writer.snapshot_bytes, MIN_SNAPSHOT_GAP):
-                    snapshot = json.dumps(to_jsonable(dict(checkpoint.state)), separators=(",", ":"))
+                    snapshot = to_json(dict(checkpoint.state))
                     writer.snapshot_bytes, writer.delta_bytes = len(snapshot), 0
         answers = None
         if checkpoint.answers and checkpoint.answers != writer.answers:
-            answers = json.dumps(to_jsonable(dict(checkpoint.answers)), separators=(",", ":"))
-        row = Row(step, _encode(checkpoint), json.dumps(writer.patches, separators=(",", ":")), answers)
+            answers = to_json(dict(checkpoint.answers))
+        row = Row(step, _encode(checkpoint), "[" + ",".join(writer.patches) + "]", answers)
         self._write(thread, row, replace=replace, snapshot=snapshot, lease=lease)
         writer.step = step
         writer.values = checkpoint.state
@@ -356,7 +358,7 @@ def _encode(checkpoint: Checkpoint) -> str:
     }
     if checkpoint.totals is not None:
         data["totals"] = checkpoint.totals
-    return json.dumps(data, separators=(",", ":"))
+    return to_json(data)
 
 
 def _pauses(items: Any) -> tuple[Pause, ...]:

@@ -38,13 +38,13 @@ CREATE TABLE IF NOT EXISTS nbgraph_steps (
     patches TEXT NOT NULL,
     answers TEXT,
     PRIMARY KEY (thread, step)
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS nbgraph_snapshots (
     thread TEXT NOT NULL,
     step INTEGER NOT NULL,
     state TEXT NOT NULL,
     PRIMARY KEY (thread, step)
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS nbgraph_forks (
     thread TEXT PRIMARY KEY,
     parent TEXT NOT NULL,
@@ -62,6 +62,12 @@ CREATE TABLE IF NOT EXISTS nbgraph_leases (
 );
 """
 _HOLDS = "EXISTS (SELECT 1 FROM nbgraph_leases WHERE thread = ? AND token = ?)"
+_INSERT = "INSERT INTO nbgraph_steps (thread, step, data, patches, answers) SELECT ?, ?, ?, ?, ?"
+_UPDATE = "UPDATE nbgraph_steps SET data = ?, patches = ?, answers = coalesce(?, answers) WHERE thread = ? AND step = ?"
+# A write with a lease happens only while the lease row still holds its token (fencing).
+_INSERT_HELD = f"{_INSERT} WHERE {_HOLDS}"
+_UPDATE_HELD = f"{_UPDATE} AND {_HOLDS}"
+_SNAPSHOT = "INSERT OR REPLACE INTO nbgraph_snapshots (thread, step, state) VALUES (?, ?, ?)"
 
 
 class SQLiteCheckpointer(LogStore):
@@ -108,8 +114,11 @@ class SQLiteCheckpointer(LogStore):
         try:
             yield
         except sqlite3.Error as exc:
-            where = f" (thread {thread!r}" + (f", step {step}" if step is not None else "") + ")" if thread else ""
-            raise CheckpointError(f"{self.name}: could not {doing}{where}: {_explain(exc)}", store=self.name, thread=thread, step=step) from exc
+            raise self._error(doing, exc, thread, step) from exc
+
+    def _error(self, doing: str, exc: sqlite3.Error, thread: str | None, step: int | None) -> CheckpointError:
+        where = f" (thread {thread!r}" + (f", step {step}" if step is not None else "") + ")" if thread else ""
+        return CheckpointError(f"{self.name}: could not {doing}{where}: {_explain(exc)}", store=self.name, thread=thread, step=step)
 
     # -- rows -------------------------------------------------------------------------
 
@@ -159,28 +168,24 @@ class SQLiteCheckpointer(LogStore):
             conn.execute("INSERT OR REPLACE INTO nbgraph_forks (thread, parent, step) VALUES (?, ?, ?)", (thread, parent, step))
 
     def _write(self, thread: str, row: Row, *, replace: bool, snapshot: str | None, lease: Lease | None) -> None:
-        held = f" AND {_HOLDS}" if lease is not None else ""
-        holds = (thread, lease.token) if lease is not None else ()
-        with self._failures("write", thread, row.step), self._conn() as conn:
-            if replace:
-                written = conn.execute(
-                    f"UPDATE nbgraph_steps SET data = ?, patches = ?, answers = coalesce(?, answers) "
-                    f"WHERE thread = ? AND step = ?{held}",
-                    (row.data, row.patches, row.answers, thread, row.step, *holds),
-                ).rowcount
-            else:
-                written = conn.execute(
-                    f"INSERT INTO nbgraph_steps (thread, step, data, patches, answers) SELECT ?, ?, ?, ?, ?"
-                    f"{' WHERE ' + _HOLDS if lease is not None else ''}",
-                    (thread, row.step, row.data, row.patches, row.answers, *holds),
-                ).rowcount
-            if not written:
-                raise LeaseLost(lost_message(thread, self.name))
-            if snapshot is not None:
-                conn.execute(
-                    "INSERT OR REPLACE INTO nbgraph_snapshots (thread, step, state) VALUES (?, ?, ?)",
-                    (thread, row.step, snapshot),
-                )
+        # The hot path of a durable run: statements are fixed strings, so SQLite's cache keeps them prepared.
+        if replace:
+            sql = _UPDATE if lease is None else _UPDATE_HELD
+            args: tuple = (row.data, row.patches, row.answers, thread, row.step)
+        else:
+            sql = _INSERT if lease is None else _INSERT_HELD
+            args = (thread, row.step, row.data, row.patches, row.answers)
+        if lease is not None:
+            args += (thread, lease.token)
+        conn = self._conn()
+        try:
+            with conn:
+                if not conn.execute(sql, args).rowcount:
+                    raise LeaseLost(lost_message(thread, self.name))
+                if snapshot is not None:
+                    conn.execute(_SNAPSHOT, (thread, row.step, snapshot))
+        except sqlite3.Error as exc:
+            raise self._error("write", exc, thread, row.step) from exc
 
     def _drop(self, thread: str) -> None:
         with self._failures("delete", thread), self._conn() as conn:
