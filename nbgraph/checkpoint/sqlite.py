@@ -38,13 +38,13 @@ CREATE TABLE IF NOT EXISTS nbgraph_steps (
     patches TEXT NOT NULL,
     answers TEXT,
     PRIMARY KEY (thread, step)
-) WITHOUT ROWID;
+);
 CREATE TABLE IF NOT EXISTS nbgraph_snapshots (
     thread TEXT NOT NULL,
     step INTEGER NOT NULL,
     state TEXT NOT NULL,
     PRIMARY KEY (thread, step)
-) WITHOUT ROWID;
+);
 CREATE TABLE IF NOT EXISTS nbgraph_forks (
     thread TEXT PRIMARY KEY,
     parent TEXT NOT NULL,
