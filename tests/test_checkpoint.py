@@ -454,3 +454,26 @@ class TestLeases:
         where = [(s.step, s.node, s.visit, s.edge) for s in result.history[:30]]
         assert where == [(s.step, s.node, s.visit, s.edge) for s in paused.history]
         assert [s.visit for s in result.history if s.node == "inc"][-1] == 30
+
+    def test_force_takes_a_thread_over_and_the_old_holder_writes_nothing(self, tmp_path):
+        from nbgraph import LeaseLost
+
+        async def ask(state, ctx):
+            return {"n": int(await ctx.request_input("how many?"))}
+
+        g = Graph("ask", state=State)
+        g.add_node("ask", ask)
+        g.add_edge(START, "ask")
+        g.add_edge("ask", END)
+        store = SQLiteCheckpointer(tmp_path / "runs.db")
+        paused = g.invoke({}, checkpointer=store)
+        stuck = SQLiteCheckpointer(tmp_path / "runs.db")
+        held = stuck.acquire(paused.thread, "stuck-run")  # a live run of this process that never ends
+        with pytest.raises(ThreadBusy, match="being run by run 'stuck-run'"):
+            g.resume(paused, "3", checkpointer=store)
+        done = g.resume(paused, "3", checkpointer=store, force=True)
+        assert done.outcome == "done" and done.state.n == 3
+        with pytest.raises(LeaseLost, match=f"lease on thread '{paused.thread}' lapsed or was taken over"):
+            stuck.put(paused.thread, store.get(paused.thread), lease=held)
+        assert store.get(paused.thread).status == "done"
+        stuck.release(held)
