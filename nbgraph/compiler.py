@@ -39,15 +39,17 @@ class GraphWarning(UserWarning):
     """A graph that will run but is probably not what was meant (an unreachable node)."""
 
 
-def compile_graph(graph: Graph) -> Plan:
+def compile_graph(graph: Graph, _within: tuple[str, ...] = ()) -> Plan:
     """Check every build rule of ``graph`` at once and build its :class:`Plan`.
 
     Raises:
-        GraphValidationError: the graph breaks one or more build rules.
+        GraphValidationError: the graph breaks one or more build rules (a sub-graph's
+            problems are listed under the node that runs it).
     """
     declared = graph.nodes
     routers = graph.routers
     out = _validate(graph, declared, graph.edges, routers)
+    subplans = _subplans(graph, declared, (*_within, graph.name))
     unreachable = _unreachable(declared, routers, out)
     if unreachable:
         warnings.warn(
@@ -57,9 +59,15 @@ def compile_graph(graph: Graph) -> Plan:
             stacklevel=2,
         )
     frames = {name: Frame(name, name) for name in declared}
+    joins = {e.target: frozenset(e.join) for e in graph.edges if e.join}
 
-    def hop(source: str, target: str, label: str | None, unconditional: bool) -> Hop:
-        return Hop(FiredEdge(source, target, label, unconditional), () if target == END else (frames[target],))
+    def hop(source: str, target: str, label: str | None, unconditional: bool, fanout: tuple[str, ...] = ()) -> Hop:
+        targets = fanout or (target,)
+        return Hop(
+            FiredEdge(source, target, label, unconditional, fanout),
+            tuple(frames[t] for t in targets if t != END),
+            joins.get(target) if not fanout else None,
+        )
 
     nodes: dict[str, NodePlan] = {}
     for source in (START, *declared):
@@ -72,14 +80,14 @@ def compile_graph(graph: Graph) -> Plan:
             )
             route, decide, fixed, routing_ctx = routed.route, routed.decide, None, routed.takes_ctx
         else:
-            edges = FirstMatch(source, out[source], lambda e: hop(e.source, e.target, e.label, e.when is None))
+            edges = FirstMatch(source, out[source], lambda e: hop(e.source, e.target, e.label, e.when is None, e.fanout))
             route, decide, fixed, routing_ctx = edges.route, edges.decide, edges.fixed, edges.takes_ctx
         spec = declared.get(source) or NodeSpec(START, _never_runs, False, False)
         nodes[source] = NodePlan(
             name=source, fn=spec.fn, takes_ctx=spec.takes_ctx, is_async=spec.is_async, approval=spec.approval,
             timeout=spec.timeout,
             wants_ctx=spec.takes_ctx or routing_ctx, fixed=fixed, route=route, decide=decide,
-            frame=frames.get(source) or Frame(START, START), spec=spec,
+            frame=frames.get(source) or Frame(START, START), spec=spec, subplan=subplans.get(source),
         )
     start = nodes.pop(START)
     return Plan(
@@ -93,6 +101,8 @@ def compile_graph(graph: Graph) -> Plan:
         on_max_steps=graph.on_max_steps,
         max_same_node=graph.max_same_node,
         all_sync=not any(spec.is_async for spec in declared.values()),
+        settle=graph.settle,
+        max_concurrency=graph.max_concurrency,
         model=graph.model,
         budget=graph.budget,
         checkpointer=graph.checkpointer,
@@ -116,26 +126,44 @@ def _validate(
         problems.append(f"max_steps must be an integer >= 1, got {graph.max_steps!r}")
     if not isinstance(graph.max_same_node, int) or graph.max_same_node < 1:
         problems.append(f"max_same_node must be an integer >= 1, got {graph.max_same_node!r}")
+    if graph.settle not in ("fail_fast", "all"):
+        problems.append(f"settle must be 'fail_fast' or 'all', got {graph.settle!r}")
+    if graph.max_concurrency is not None and (
+        not isinstance(graph.max_concurrency, int) or isinstance(graph.max_concurrency, bool) or graph.max_concurrency < 1
+    ):
+        problems.append(f"max_concurrency must be None or an integer >= 1, got {graph.max_concurrency!r}")
     if graph.on_max_steps not in ON_MAX_STEPS:
         problems.append(
             f"on_max_steps must be one of {', '.join(ON_MAX_STEPS)}, got {graph.on_max_steps!r}"
         )
 
     out: dict[str, list[Edge]] = {}
+    joined: dict[str, tuple[str, ...]] = {}
     for edge in edges:
-        where = f"edge {edge.source} -> {edge.target}"
+        where = f"edge {' & '.join(edge.join) or edge.source} -> {' & '.join(edge.targets)}"
         if edge.source == END:
             problems.append(f"{where}: END is terminal; no edge may leave it")
         elif edge.source != START and edge.source not in known:
             problems.append(
                 f"{where}: unknown source node {edge.source!r}{did_you_mean(edge.source, known)}"
             )
-        if edge.target == START:
-            problems.append(f"{where}: no edge may lead back to START")
-        elif edge.target != END and edge.target not in known:
-            problems.append(
-                f"{where}: unknown target node {edge.target!r}{did_you_mean(edge.target, known)}"
-            )
+        for target in edge.targets:
+            if target == START:
+                problems.append(f"{where}: no edge may lead back to START")
+            elif target != END and target not in known:
+                problems.append(f"{where}: unknown target node {target!r}{did_you_mean(target, known)}")
+        if edge.fanout and (END in edge.fanout or len(set(edge.fanout)) < len(edge.fanout)):
+            problems.append(f"{where}: a fan-out runs distinct nodes together; END and repeats have no place in it")
+        if edge.each is not None and edge.target == END:
+            problems.append(f"{where}: a map (each=) runs a node per item; END is not one")
+        if edge.join:
+            if edge.target == END or len(set(edge.join)) < len(edge.join) or START in edge.join:
+                problems.append(f"{where}: a join waits for distinct nodes into a node")
+            elif joined.setdefault(edge.target, edge.join) != edge.join:
+                problems.append(
+                    f"{where}: node {edge.target!r} already joins {' & '.join(joined[edge.target])}; "
+                    "a node waits for one set of nodes"
+                )
         out.setdefault(edge.source, []).append(edge)
 
     for source, router in routers.items():
@@ -184,20 +212,54 @@ def _validate(
     return out
 
 
+def _subplans(graph: Graph, nodes: Mapping[str, NodeSpec], within: tuple[str, ...]) -> dict[str, Plan]:
+    """The plans of the sub-graphs run as nodes, checked against the graph that runs them."""
+    plans: dict[str, Plan] = {}
+    problems: list[str] = []
+    for name, spec in nodes.items():
+        child = spec.graph
+        if child is None:
+            continue
+        if child.name in within or child is graph:
+            problems.append(f"node {name!r}: graph {child.name!r} would run inside itself ({' > '.join(within)})")
+            continue
+        shared = spec.input is None and spec.output is None
+        if shared and Schema(child.state).model is not Schema(graph.state).model:
+            problems.append(
+                f"node {name!r}: sub-graph {child.name!r} has state {_state_name(child.state)} and this graph "
+                f"{_state_name(graph.state)}; give input= and output= to map between them"
+            )
+        if (spec.input is None) != (spec.output is None):
+            problems.append(f"node {name!r}: give a sub-graph both input= and output=, or neither (it then shares the state)")
+        if spec.approval or spec.timeout is not None:
+            problems.append(f"node {name!r}: a sub-graph node takes no approval= or timeout=; give its own nodes those")
+        try:
+            plans[name] = compile_graph(child, within)
+        except GraphValidationError as exc:
+            problems.extend(f"node {name!r} (sub-graph {child.name!r}): {problem}" for problem in exc.problems)
+    if problems:
+        raise GraphValidationError(str(graph.name), problems)
+    return plans
+
+
+def _state_name(state: Any) -> str:
+    return "dict" if state in (None, dict) else getattr(state, "__name__", repr(state))
+
+
 def _unreachable(nodes: Mapping[str, NodeSpec], routers: Mapping[str, Router], out: Mapping[str, list[Edge]]) -> list[str]:
     """Nodes no path from START reaches; none when where a reachable node goes cannot be known."""
     seen: set[str] = set()
     frontier = [START]
     while frontier:
         source = frontier.pop()
-        targets: list[str] = [e.target for e in out.get(source, ())]
+        targets: list[str] = [t for e in out.get(source, ()) for t in e.targets]
         spec = nodes.get(source)
         if spec is not None:
             if spec.on_deny:
                 targets.append(spec.on_deny)
             if spec.destinations is not None:
                 targets.extend(spec.destinations)
-            elif _may_goto(spec.fn):
+            elif spec.graph is None and _may_goto(spec.fn):
                 return []  # a Goto without declared destinations may lead anywhere
         router = routers.get(source)
         if router is not None:
@@ -216,7 +278,7 @@ def _never_runs(state: Any) -> None:
 
 
 def _may_goto(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn`` may return a ``Goto``: its code names one, or its code cannot be read."""
+    """Whether ``fn`` may return a ``Goto`` or ``Send``: its code names one, or cannot be read."""
     code = getattr(fn, "__code__", None)
     if code is None:
         call = getattr(type(fn), "__call__", None)
@@ -227,6 +289,7 @@ def _may_goto(fn: Callable[..., Any]) -> bool:
 
 
 def _names_goto(code: Any) -> bool:
-    if "Goto" in code.co_names or "Goto" in code.co_freevars:
+    names = (*code.co_names, *code.co_freevars)
+    if "Goto" in names or "Send" in names:
         return True
     return any(hasattr(const, "co_names") and _names_goto(const) for const in code.co_consts)

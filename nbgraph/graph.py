@@ -7,8 +7,8 @@ keeps its own plan, so redefining the graph meanwhile never disturbs it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import engine, hooks
 from .compiler import GraphWarning, compile_graph
@@ -33,7 +33,10 @@ if TYPE_CHECKING:
 
 __all__ = ["END", "START", "Edge", "End", "Goto", "Graph", "GraphWarning", "RouteDecision"]
 
-_PLANNED = frozenset({"name", "state", "max_steps", "on_max_steps", "max_same_node", "budget", "checkpointer", "model"})
+_PLANNED = frozenset({
+    "name", "state", "max_steps", "on_max_steps", "max_same_node", "budget", "checkpointer", "model", "settle",
+    "max_concurrency",
+})
 """Graph attributes the plan is built from: setting one means compiling again."""
 
 
@@ -57,6 +60,10 @@ class Graph:
         budget: default :class:`Budget` for runs of this graph.
         checkpointer: default checkpointer for runs of this graph.
         model: default model for LLM nodes that name none.
+        settle: when one of several parallel branches fails, ``"fail_fast"`` (the
+            default) cancels the others and fails the step; ``"all"`` lets every
+            branch finish, records each failure and keeps the others' updates.
+        max_concurrency: the most branches that run at once (None: all of them).
 
     Example::
 
@@ -79,6 +86,8 @@ class Graph:
         budget: Budget | None = None,
         checkpointer: Checkpointer | None = None,
         model: Any = None,
+        settle: Literal["fail_fast", "all"] = "fail_fast",
+        max_concurrency: int | None = None,
     ) -> None:
         self.name = name
         self.state = state
@@ -88,6 +97,8 @@ class Graph:
         self.budget = budget
         self.checkpointer = checkpointer
         self.model = model
+        self.settle = settle
+        self.max_concurrency = max_concurrency
         self._nodes: dict[str, NodeSpec] = {}
         self._edges: list[Edge] = []
         self._routers: dict[str, Router] = {}
@@ -104,16 +115,24 @@ class Graph:
     def add_node(
         self,
         name: str,
-        fn: Callable[..., Any],
+        fn: Callable[..., Any] | Graph,
         *,
         approval: bool = False,
         on_deny: str | None = None,
         feedback: bool = True,
         destinations: Iterable[str] | None = None,
         timeout: float | None = None,
+        input: Callable[..., Any] | None = None,
+        output: Callable[..., Any] | None = None,
         replace: bool = False,
     ) -> Graph:
-        """Add a node: ``fn(state)`` or ``fn(state, ctx)``, sync or async.
+        """Add a node: ``fn(state)`` or ``fn(state, ctx)``, sync or async, or another ``Graph``.
+
+        A ``Graph`` as the node runs as a sub-graph: its steps nest under this node
+        (paths such as ``outer/research/search``), its own ``max_steps`` applies, and a
+        pause inside it pauses this run. By default it works on this graph's state;
+        ``input(state) -> its input`` and ``output(its_state) -> update`` map between
+        the two when they differ.
 
         ``approval=True`` pauses after the node until a person approves or denies;
         ``on_deny`` names the node to go to on a denial (default: end ``denied``).
@@ -129,11 +148,15 @@ class Graph:
             raise ValueError(f"node name must be a non-empty string, got {name!r}")
         if name in (START, END):
             raise ValueError(f"{name!r} is reserved and cannot be a node name")
-        if not callable(fn):
+        graph = fn if isinstance(fn, Graph) else None
+        if graph is None and not callable(fn):
             raise TypeError(
-                f"node {name!r} must be a callable fn(state) or fn(state, ctx), "
+                f"node {name!r} must be a callable fn(state) or fn(state, ctx), or a Graph, "
                 f"got {type(fn).__name__} {fn!r}"
             )
+        for what, mapping in (("input", input), ("output", output)):
+            if mapping is not None and (graph is None or not callable(mapping)):
+                raise TypeError(f"node {name!r}: {what}= is a function, and only a sub-graph node takes one")
         if name in self._nodes and not replace:
             raise ValueError(
                 f"node {name!r} is already defined in graph {self.name!r}; "
@@ -146,35 +169,63 @@ class Graph:
         self._nodes[name] = NodeSpec(
             name=name,
             fn=fn,
-            takes_ctx=takes_ctx(fn, f"node {name!r}"),
-            is_async=is_async(fn),
+            takes_ctx=graph is None and takes_ctx(fn, f"node {name!r}"),
+            is_async=graph is not None or is_async(fn),
             approval=approval,
             on_deny=on_deny,
             feedback=feedback,
             destinations=tuple(destinations) if destinations is not None else None,
             timeout=timeout,
+            graph=graph,
+            input=input,
+            output=output,
         )
         self._plan = None
         return self
 
     def add_edge(
         self,
-        source: str,
-        target: str,
+        source: str | Sequence[str],
+        target: str | Sequence[str],
         *,
         when: Callable[..., Any] | None = None,
         label: str | None = None,
+        each: Callable[..., Any] | None = None,
     ) -> Graph:
         """Add an edge; ``when(state)`` (or ``when(state, ctx)``) makes it conditional.
 
         Edges out of a node are tried in the order they were added; the first whose
         condition holds wins, and an unconditional edge always matches.
+
+        - ``target`` may list several nodes (``add_edge("plan", ["a", "b"])``): they run
+          together, as parallel branches, and their updates fold in the order listed.
+        - ``source`` may list several nodes (``add_edge(["a", "b"], "merge")``): a join,
+          ``merge`` runs once all of them have finished since it last ran.
+        - ``each=fn(state) -> items`` makes a map: ``target`` runs once per item, each
+          run a branch with the item as its first argument; routing goes on from
+          ``target`` once, when all have settled.
         """
+        targets = (target,) if isinstance(target, str) else tuple(target)
+        sources = (source,) if isinstance(source, str) else tuple(source)
+        where = f"edge {' & '.join(map(str, sources))} -> {' & '.join(map(str, targets))}"
         if when is not None and not callable(when):
-            raise TypeError(f"edge {source} -> {target}: when= must be callable, got {when!r}")
+            raise TypeError(f"{where}: when= must be callable, got {when!r}")
+        if each is not None and not callable(each):
+            raise TypeError(f"{where}: each= must be callable, got {each!r}")
+        if not targets or not sources:
+            raise ValueError(f"{where}: an edge needs a source and a target")
+        if each is not None and len(targets) > 1:
+            raise ValueError(f"{where}: a map (each=) runs one node per item; give one target")
+        if len(sources) > 1 and len(targets) > 1:
+            raise ValueError(f"{where}: a join waits for several nodes into one; give one target")
         if when is not None and label is None:
             label = _label_of(when, "condition")
-        self._edges.append(Edge(source, target, when, label))
+        if each is not None and label is None:
+            label = f"each {_label_of(each, 'item')}"
+        fanout = targets if len(targets) > 1 else ()
+        join = sources if len(sources) > 1 else ()
+        for one in sources:
+            self._edges.append(Edge(one, targets[0], when, label, fanout, each, join))
         self._plan = None
         return self
 

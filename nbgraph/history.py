@@ -8,14 +8,26 @@ from typing import Any, NamedTuple
 from .names import START
 from .state import to_jsonable
 
-__all__ = ["FiredEdge", "Frame", "Step", "tally"]
+__all__ = ["NO_PAYLOAD", "FiredEdge", "Frame", "Step", "tally"]
+
+
+class _NoPayload:
+    """The payload of a frame that runs its node on the state, not on a ``Send``'s payload."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_PAYLOAD"
+
+
+NO_PAYLOAD: Any = _NoPayload()
 
 
 class Frame(NamedTuple):
     """A node waiting to run: where a run (or a sub-graph inside it) goes next.
 
-    A checkpoint keeps the frames it resumes from; a sub-graph's frames nest under
-    the frame of the node that runs it.
+    A checkpoint keeps the frames it resumes from; a sub-graph's frames are kept with
+    its level, under the frame of the node that runs it.
     """
 
     node: str
@@ -23,13 +35,18 @@ class Frame(NamedTuple):
     """The node's location: its name, or ``outer/inner/node`` inside sub-graphs."""
     branch: str | None = None
     """The parallel branch the node runs in (None on the main line)."""
+    payload: Any = NO_PAYLOAD
+    """What a ``Send`` gave the node to run on, instead of the state."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"node": self.node, "path": self.path, "branch": self.branch}
+        data = {"node": self.node, "path": self.path, "branch": self.branch}
+        if self.payload is not NO_PAYLOAD:
+            data["payload"] = to_jsonable(self.payload)
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Frame:
-        return cls(data["node"], data.get("path") or data["node"], data.get("branch"))
+        return cls(data["node"], data.get("path") or data["node"], data.get("branch"), data.get("payload", NO_PAYLOAD))
 
 
 class FiredEdge(NamedTuple):
@@ -39,6 +56,12 @@ class FiredEdge(NamedTuple):
     target: str
     label: str | None = None
     unconditional: bool = False
+    fanout: tuple[str, ...] = ()
+    """Every target, when the edge led to several at once (``target`` is the first)."""
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        return self.fanout or (self.target,)
 
 
 class Step(NamedTuple):
@@ -93,6 +116,7 @@ class Step(NamedTuple):
                 "target": self.edge.target,
                 "label": self.edge.label,
                 "unconditional": self.edge.unconditional,
+                **({"fanout": list(self.edge.fanout)} if self.edge.fanout else {}),
             },
             "tokens": self.tokens,
             "cost": self.cost,
@@ -116,7 +140,7 @@ class Step(NamedTuple):
             started=data["started"],
             duration=data["duration"],
             update=data.get("update"),
-            edge=None if edge is None else FiredEdge(**edge),
+            edge=None if edge is None else FiredEdge(**{**edge, "fanout": tuple(edge.get("fanout", ()))}),
             path=data.get("path") or data["node"],
             branch=data.get("branch"),
             tokens=data.get("tokens", 0),
@@ -142,5 +166,6 @@ def tally(steps: Iterable[Step], visits: dict[str, int], fired: dict[tuple[str, 
             visits[record.node] = visits.get(record.node, 0) + 1
         edge = record.edge
         if edge is not None:
-            key = (edge.source, edge.target)
-            fired[key] = fired.get(key, 0) + 1
+            for target in edge.targets:
+                key = (edge.source, target)
+                fired[key] = fired.get(key, 0) + 1

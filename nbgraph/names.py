@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-__all__ = ["END", "START", "End", "Goto", "new_id"]
+__all__ = ["END", "START", "End", "Goto", "Send", "new_id"]
 
 START = "__start__"
 """The entry point: ``add_edge(START, "first")``."""
@@ -25,6 +25,19 @@ class End(NamedTuple):
     """Returned by a node: finish the run after applying ``update``."""
 
     update: Mapping[str, Any] | None = None
+
+
+class Send(NamedTuple):
+    """Returned by a node (alone, or in a list with other ``Send`` items and at most one
+    update dict): run ``node`` with ``payload`` as its first argument, as a branch of its own.
+
+    The branches of one step run together; when all have settled their updates fold
+    into the state in the order the ``Send`` items were returned, and routing goes on
+    from ``node``'s edges once.
+    """
+
+    node: str
+    payload: Any = None
 
 
 def new_id(prefix: str = "", size: int = 16) -> str:

@@ -50,10 +50,16 @@ class NodeSpec(NamedTuple):
     """Where a ``Goto`` from this node may lead (None: not declared)."""
     timeout: float | None = None
     """Seconds the (async) node may run before it is cancelled; waiting for a person does not count."""
+    graph: Any = None
+    """A sub-graph run as this node (a ``Graph``), or None for a function."""
+    input: Callable[..., Any] | None = None
+    """A sub-graph's input: ``input(state) -> its input`` (None: it shares this graph's state)."""
+    output: Callable[..., Any] | None = None
+    """A sub-graph's result: ``output(its_state) -> update`` (None: it shares this graph's state)."""
 
     @property
     def kind(self) -> str:
-        return getattr(self.fn, "nbgraph_kind", "function")
+        return "graph" if self.graph is not None else getattr(self.fn, "nbgraph_kind", "function")
 
     @property
     def tools(self) -> tuple[str, ...]:
@@ -67,14 +73,24 @@ class Edge(NamedTuple):
     target: str
     when: Callable[..., Any] | None = None
     label: str | None = None
+    fanout: tuple[str, ...] = ()
+    """Every target of a static fan-out (they run together; ``target`` is the first)."""
+    each: Callable[..., Any] | None = None
+    """A map: ``target`` runs once per item of ``each(state)``, the item as its first argument."""
+    join: tuple[str, ...] = ()
+    """The sources ``target`` waits for: it runs once all of them finished since it last ran."""
 
     @property
     def unconditional(self) -> bool:
         return self.when is None
 
+    @property
+    def targets(self) -> tuple[str, ...]:
+        return self.fanout or (self.target,)
+
     def describe(self) -> str:
         condition = "always" if self.when is None else f"if {self.label}"
-        return f"{self.source} -> {self.target} ({condition})"
+        return f"{self.source} -> {' & '.join(self.targets)} ({condition})"
 
 
 class Router(NamedTuple):
@@ -113,6 +129,8 @@ class Hop(NamedTuple):
 
     edge: FiredEdge
     frames: tuple[Frame, ...]
+    join: frozenset[str] | None = None
+    """For an edge into a join: the sources its target waits for."""
 
 
 Route = Callable[[Any, Any], Hop]
@@ -136,6 +154,8 @@ class NodePlan(NamedTuple):
     decide: Callable[[Any, Any], RouteDecision]
     frame: Frame
     spec: NodeSpec
+    subplan: Plan | None = None
+    """The compiled sub-graph this node runs, if it is one."""
 
 
 class Plan(NamedTuple):
@@ -160,6 +180,10 @@ class Plan(NamedTuple):
     listeners: tuple[Callable[[Any], Any], ...] = ()
     graph: Any = None
     """The builder this plan was compiled from (shown by views; never read by the engine)."""
+    settle: Literal["fail_fast", "all"] = "fail_fast"
+    """When one of several branches fails: cancel the others and fail the step, or let all finish."""
+    max_concurrency: int | None = None
+    """The most branches that run at once (None: all)."""
     gotos: dict[tuple[str, str], Hop] | None = None
     """The hops of ``Goto`` commands, built on first use (the compiler gives each plan its own dict)."""
 
@@ -209,6 +233,8 @@ class _Candidate(NamedTuple):
     takes_ctx: bool
     label: str | None
     hop: Hop
+    each: Callable[..., Any] | None = None
+    each_ctx: bool = False
 
 
 class FirstMatch:
@@ -221,26 +247,41 @@ class FirstMatch:
         self.candidates = tuple(
             _Candidate(
                 e.target, e.when, e.when is not None and takes_ctx(e.when, f"condition of {source} -> {e.target}"),
-                e.label, hop(e),
+                e.label, hop(e), e.each, e.each is not None and takes_ctx(e.each, f"each= of {source} -> {e.target}"),
             )
             for e in edges
         )
 
     @property
     def takes_ctx(self) -> bool:
-        return any(c.takes_ctx for c in self.candidates)
+        return any(c.takes_ctx or c.each_ctx for c in self.candidates)
 
     @property
     def fixed(self) -> Hop | None:
-        """The hop taken whatever the state: the first edge is unconditional."""
+        """The hop taken whatever the state: the first edge is unconditional (and maps nothing)."""
         first = self.candidates[0]
-        return first.hop if first.when is None else None
+        return first.hop if first.when is None and first.each is None else None
 
     def route(self, view: Any, ctx: Any) -> Hop:
         for candidate in self.candidates:
             if candidate.when is None or self._holds(candidate, view, ctx):
-                return candidate.hop
+                return candidate.hop if candidate.each is None else self._map(candidate, view, ctx)
         raise self._no_match()
+
+    def _map(self, candidate: _Candidate, view: Any, ctx: Any) -> Hop:
+        """A map edge: a frame per item, each carrying its item as the payload."""
+        each = candidate.each
+        assert each is not None
+        try:
+            items = list(each(view, ctx) if candidate.each_ctx else each(view))
+        except Exception as exc:
+            raise RoutingError(
+                f"the map of edge {self.source} -> {candidate.target} [{candidate.label}] raised "
+                f"{type(exc).__name__}: {exc}",
+                node=self.source,
+            ) from exc
+        frame = candidate.hop.frames[0]
+        return candidate.hop._replace(frames=tuple(frame._replace(payload=item) for item in items))
 
     def decide(self, view: Any, ctx: Any) -> RouteDecision:
         checks: list[tuple[str, str, Any]] = []
