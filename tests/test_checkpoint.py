@@ -102,7 +102,7 @@ class TestSQLite:
         assert [step for step, _, _ in rows] == [0, 1, 2]
         last = json.loads(rows[-1][1])
         assert last["status"] == "done" and last["graph"] == "flaky" and "state" not in last
-        assert last["record"]["node"] == "b" and last["record"]["edge"]["target"] == END
+        assert [s["node"] for s in last["steps"]] == ["b"] and last["steps"][0]["edge"]["target"] == END
         # Step 2 stored what it changed: n set, one note appended; not the notes before it.
         assert json.loads(rows[2][2]) == [{"set": {"n": 11}, "extend": {"notes": [{"id": "b", "text": "from b"}]}}]
         snapshots = db.execute("SELECT step, state FROM nbgraph_snapshots WHERE thread = ?", (result.thread,)).fetchall()

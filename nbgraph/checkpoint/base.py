@@ -27,7 +27,11 @@ class Checkpoint(NamedTuple):
     first, or the run is over); ``pauses`` the requests open when the run stopped
     (several at once when parallel branches wait). ``answers`` holds every input
     answered so far, by slot, so a node re-run after a resume gets its answers back.
-    ``record`` is the step that led here (None at step 0). A named tuple, like
+    ``steps`` are the records of the step(s) that led here: one for a node, one per
+    branch when several ran together, a sub-graph's own steps before the step of the
+    node that ran it; none at step 0. A run stopped inside a step keeps what it must
+    not redo: ``settled`` (branches that finished while others wait) and ``levels``
+    (the sub-graphs it is inside, each with its own frames). A named tuple, like
     :class:`~nbgraph.Step`, because a run with a store builds one per step.
     """
 
@@ -40,12 +44,21 @@ class Checkpoint(NamedTuple):
     reason: str | None = None
     pauses: tuple[Pause, ...] = ()
     answers: Mapping[str, Any] = _NO_ANSWERS
-    record: Step | None = None
+    steps: tuple[Step, ...] = ()
     run: str | None = None
     """The run that wrote it."""
     totals: Mapping[str, Any] | None = None
     """What the run had used by this step (visits per node, tokens, cost, turns, seconds, the
     current streak of one node), so a resume need not read every step before it."""
+    settled: tuple[Mapping[str, Any], ...] = ()
+    """Branches of the step under way that finished while others wait (JSON)."""
+    levels: Mapping[str, Any] = _NO_ANSWERS
+    """The sub-graphs the run is inside, by path, each with its frames and progress (JSON)."""
+
+    @property
+    def record(self) -> Step | None:
+        """The record of the step that led here (the last, when several did), or None."""
+        return self.steps[-1] if self.steps else None
 
     @property
     def next(self) -> str | None:

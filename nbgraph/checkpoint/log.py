@@ -1,6 +1,6 @@
 """The log a durable store keeps per thread: a row per step, snapshots now and then.
 
-A step's row holds its record (the node's update, which is small), the change it
+A step's row holds its record(s) (the nodes' updates, which are small), the change it
 made to the state as a patch (fields set, items appended to an ``append`` field),
 and where the run goes next. A full snapshot of the state is written only when the
 patches since the last one add up to its size, so a conversation that grows by a
@@ -40,7 +40,7 @@ class Row(NamedTuple):
 
     step: int
     data: str
-    """The record, frames, status, pauses and graph (and a fork's parent) as JSON."""
+    """The step records, frames, status, pauses and graph as JSON."""
     patches: str
     """The changes the step made to the state, a JSON list (several when a verdict edited it)."""
     answers: str | None
@@ -185,7 +185,7 @@ class LogStore:
         step = checkpoint.step
         if writer.step is None and step == 0:
             replace = False
-        elif writer.step is not None and step in (writer.step, writer.step + 1):
+        elif writer.step is not None and step >= writer.step:
             replace = step == writer.step
         else:
             raise CheckpointError(
@@ -241,9 +241,11 @@ class LogStore:
                 reason=data.get("reason"),
                 pauses=_pauses(data.get("pauses")),
                 answers=self._loads(answers, thread, row.step) if answers else {},
-                record=self._record(data, thread, row.step),
+                steps=self._records(data, thread, row.step),
                 run=data.get("run"),
                 totals=data.get("totals"),
+                settled=tuple(data.get("settled") or ()),
+                levels=data.get("levels") or {},
             )
 
     def _state(self, thread: str, step: int) -> dict[str, Any]:
@@ -271,9 +273,7 @@ class LogStore:
         parent = self._parent(thread)
         steps = [s for s in self.history(parent[0]) if s.step < parent[1]] if parent is not None else []
         for step, text in self._data(thread):
-            record = self._record(self._decode(thread, Row(step, text, "[]", None)), thread, step)
-            if record is not None:
-                steps.append(record)
+            steps.extend(self._records(self._decode(thread, Row(step, text, "[]", None)), thread, step))
         return steps
 
     def fork(self, thread: str, step: int, new_thread: str, *, graph: str | None = None) -> None:
@@ -286,12 +286,13 @@ class LogStore:
                 return self.fork(parent[0], step, new_thread, graph=graph)  # the step is the parent's
             raise ResumeError(f"thread {thread!r} has no checkpoint for step {step} in {self!r}")
         data = self._decode(thread, row)
-        record = data.get("record")
-        if record is not None:
-            record = {**record, "edge": None}  # the fork routes this step with the graph as defined now
+        records = data.get("steps") or []
+        if len(records) == 1:
+            # The fork routes this step with the graph as defined now (several branches keep their routing).
+            records = [{**records[0], "edge": None}]
         forked = {
-            **data, "graph": graph or data["graph"], "record": record, "status": "running", "reason": None,
-            "frames": [], "pauses": [],
+            **data, "graph": graph or data["graph"], "steps": records, "status": "running", "reason": None,
+            "frames": data.get("frames") if len(records) > 1 else [], "pauses": [], "settled": [], "levels": {},
         }
         answers = self._answers(thread, step)
         self._link(new_thread, thread, step)
@@ -315,9 +316,10 @@ class LogStore:
     def _decode(self, thread: str, row: Row) -> dict[str, Any]:
         data = self._loads(row.data, thread, row.step)
         # Only step 0 has no record: a row without one further on lost its step.
+        records = data.get("steps") if isinstance(data, dict) else None
         if (
             not isinstance(data, dict) or "graph" not in data or "status" not in data
-            or (row.step > 0 and not isinstance(data.get("record"), dict))
+            or not isinstance(records, list) or (row.step > 0 and not records)
         ):
             raise CheckpointError(
                 f"{self.name}: the row of thread {thread!r} at step {row.step} is not an nbgraph checkpoint",
@@ -338,12 +340,9 @@ class LogStore:
                 store=self.name, thread=thread, step=step,
             ) from None
 
-    def _record(self, data: Mapping[str, Any], thread: str, step: int) -> Step | None:
-        record = data.get("record")
-        if record is None:
-            return None
+    def _records(self, data: Mapping[str, Any], thread: str, step: int) -> tuple[Step, ...]:
         with self._reading(thread, step, "step record"):
-            return Step.from_json(record)
+            return tuple(Step.from_json(record) for record in data["steps"])
 
 
 def _encode(checkpoint: Checkpoint) -> str:
@@ -354,10 +353,14 @@ def _encode(checkpoint: Checkpoint) -> str:
         "reason": checkpoint.reason,
         "frames": [frame.to_json() for frame in checkpoint.frames],
         "pauses": [pause.model_dump(mode="json") for pause in checkpoint.pauses],
-        "record": None if checkpoint.record is None else checkpoint.record.to_json(),
+        "steps": [record.to_json() for record in checkpoint.steps],
     }
     if checkpoint.totals is not None:
         data["totals"] = checkpoint.totals
+    if checkpoint.settled:
+        data["settled"] = list(checkpoint.settled)
+    if checkpoint.levels:
+        data["levels"] = dict(checkpoint.levels)
     return to_json(data)
 
 

@@ -63,7 +63,7 @@ class MemoryCheckpointer:
                 self._drop_oldest()
         else:
             latest = next(reversed(steps))
-            if checkpoint.step not in (latest, latest + 1):
+            if checkpoint.step < latest:
                 raise CheckpointError(
                     f"memory store: thread {thread!r} is at step {latest}, so step {checkpoint.step} cannot be written after it",
                     store=self.name, thread=thread, step=checkpoint.step,
@@ -88,7 +88,7 @@ class MemoryCheckpointer:
 
     def history(self, thread: str) -> list[Step]:
         steps = self._threads.get(thread, {})
-        return [checkpoint.record for checkpoint in steps.values() if checkpoint.record is not None]
+        return [record for checkpoint in steps.values() for record in checkpoint.steps]
 
     def fork(self, thread: str, step: int, new_thread: str, *, graph: str | None = None) -> None:
         if new_thread in self._threads:
@@ -98,9 +98,9 @@ class MemoryCheckpointer:
         if base is None:
             raise ResumeError(f"thread {thread!r} has no checkpoint for step {step} in {self!r}")
         copied = {k: c._replace(thread=new_thread) for k, c in steps.items() if k < step}
-        record = base.record._replace(edge=None) if base.record is not None else None
         copied[step] = base._replace(
-            thread=new_thread, graph=graph or base.graph, frames=(), status="running", reason=None, pauses=(), record=record
+            thread=new_thread, graph=graph or base.graph, frames=_refork(base), status="running", reason=None, pauses=(),
+            steps=_unrouted(base.steps), settled=(), levels={},
         )
         self._threads[new_thread] = copied
 
@@ -112,3 +112,14 @@ class MemoryCheckpointer:
 
     def __repr__(self) -> str:
         return f"MemoryCheckpointer({len(self._threads)} threads)"
+
+
+def _unrouted(steps: tuple[Step, ...]) -> tuple[Step, ...]:
+    """A fork routes its step again with the graph as defined now: one record's edge is left to do."""
+    if len(steps) == 1:
+        return (steps[0]._replace(edge=None),)
+    return steps  # several branches: their routing stays as it was
+
+
+def _refork(base: Checkpoint) -> tuple:
+    return base.frames if len(base.steps) > 1 else ()

@@ -38,7 +38,7 @@ if ARGV[1] ~= '' then
     if holder ~= ARGV[1] then return 0 end
 end
 local head = redis.call('get', KEYS[6])
-if ARGV[7] == '0' and head and tonumber(head) + 1 ~= tonumber(ARGV[2]) then return -1 end
+if ARGV[7] == '0' and head and tonumber(head) >= tonumber(ARGV[2]) then return -1 end
 if ARGV[7] == '0' and (not head) and ARGV[1] ~= '' and ARGV[2] ~= '0' then return -1 end
 redis.call('hset', KEYS[2], ARGV[2], ARGV[3])
 redis.call('hset', KEYS[3], ARGV[2], ARGV[4])
@@ -210,7 +210,7 @@ class RedisCheckpointer(LogStore):
             return
         if written == -1:
             raise CheckpointError(
-                f"{self.name}: thread {thread!r} does not end at step {row.step - 1} any more, so step {row.step} "
+                f"{self.name}: thread {thread!r} does not end before step {row.step} any more, so step {row.step} "
                 "cannot follow it; its earlier steps were lost (a restarted server without persistence?) or "
                 "changed by another writer",
                 store=self.name, thread=thread, step=row.step,

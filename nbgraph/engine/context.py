@@ -159,11 +159,10 @@ class Context:
             slot = f"{self.path}#{self.visit}.{self._asked}"
         pauses = walker.pauses
         if slot in pauses.answers:
-            resumed = walker.resuming
-            if resumed is not None and resumed[0].slot == slot:
+            resumed = walker.resumed_inputs.pop(slot, None)
+            if resumed is not None:
                 # The answer a resume brought: the step's record shows the pause and
                 # the answer here, where a live run shows them.
-                walker.resuming = None
                 self.emit(interrupt(walker.thread, self.step, resumed[0]))
                 self.emit(resume(walker.thread, self.step, resumed[0], resumed[1]))
             return pauses.answers[slot]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidUpdate, NoPendingRequest, ResumeError
 from ..history import FiredEdge, Frame, Step
-from ..names import new_id
+from ..names import END, new_id
 from ..plan import Hop, NodePlan
 from ..state import to_jsonable
 from .ending import Ending
@@ -24,19 +24,25 @@ from .listeners import interrupt, node_exit, resume, route_event
 if TYPE_CHECKING:
     from ..pauses import Approval, Pause
     from .context import Context
+    from .levels import Level
     from .walker import Walker
 
-__all__ = ["PauseRequested", "Pauses", "approve_step", "check_storable", "settle_resumed_approval", "wait_for_person"]
+__all__ = [
+    "PauseRequested", "Pauses", "apply_verdict", "approve_step", "check_storable", "settle_resumed_approval",
+    "wait_for_person",
+]
 
 
 class PauseRequested(BaseException):
     """Unwinds a node when its run cannot wait for a person (durable mode).
 
-    A BaseException so that a node's own ``except Exception`` cannot swallow it.
+    A BaseException so that a node's own ``except Exception`` cannot swallow it. An
+    approval's carries the step that ran, which waits for the verdict.
     """
 
-    def __init__(self, pause: Pause) -> None:
+    def __init__(self, pause: Pause, record: Step | None = None) -> None:
         self.pause = pause
+        self.record = record
         super().__init__(pause.id)
 
 
@@ -167,12 +173,18 @@ def _note(walker: Walker, event: Any, ctx: Context | None, events: list[Any] | N
     walker.listeners.emit(event)
 
 
-async def approve_step(walker: Walker, node: NodePlan, record: Step) -> Ending | tuple[Step, Hop | None]:
+async def approve_step(
+    walker: Walker, node: NodePlan, record: Step, level: Level | None = None, *, in_branch: bool = False
+) -> Ending | tuple[Step, Hop | None]:
     """Pause after ``node`` ran until a person approves or denies its step.
 
     ``record.edge`` holds a ``Goto``/``End`` target the node returned (None: route
-    by the edges). Returns the ending (denied, or interrupted in a durable run), or
-    the step with its verdict recorded and the hop a denial takes to ``on_deny``.
+    by the edges). Returns the step with its verdict recorded and the hop a denial
+    takes, or the ending a denial with nowhere to go brings. A branch's update is
+    folded only when all branches have settled, so its edit is left in the record.
+
+    Raises:
+        PauseRequested: a durable run cannot wait; the pause carries the step.
     """
     from ..pauses import Pause
 
@@ -181,30 +193,43 @@ async def approve_step(walker: Walker, node: NodePlan, record: Step) -> Ending |
         prompt=f"Approve the result of {node.name!r}?",
     )
     if not walker.live:
-        walker.history.append(record)
-        return walker.interrupt(pause, (), record)
+        raise PauseRequested(pause, record)
     # The node has finished: say so before the interrupt, so live listeners see
     # node-exit, interrupt, resume, route in that order (the trace has the same).
     walker.listeners.emit_step_if(lambda: node_exit(walker.thread, record))
     events: list[Any] = []
     verdict = await wait_for_person(walker, pause, None, events)
-    return _apply_verdict(walker, node, record._replace(approval_events=tuple(events)), verdict)
+    return apply_verdict(walker, node, record._replace(approval_events=tuple(events)), verdict, level, in_branch=in_branch)
 
 
-def _apply_verdict(walker: Walker, node: NodePlan, record: Step, verdict: Approval) -> Ending | tuple[Step, Hop | None]:
+def apply_verdict(
+    walker: Walker, node: NodePlan, record: Step, verdict: Approval, level: Level | None = None, *, in_branch: bool = False
+) -> Ending | tuple[Step, Hop | None]:
+    """A person's verdict on a step: its edit, or where a denial goes.
+
+    A branch's step is folded with the other branches' later, so its edit only goes
+    into its record, and a denial with nowhere to go drops the branch, not the run.
+    """
     spec = node.spec
+    level = level or walker.root
     if not verdict.approved:
         if spec.on_deny is None:
+            if in_branch:
+                # A denied branch leaves nothing: its update is dropped and it goes no further.
+                edge = FiredEdge(spec.name, END, "denied", False)
+                return record._replace(update=None, edge=edge), Hop(edge, ())
             walker.history.append(record)
-            walker.save(record, (), status="denied", reason=f"approval of {spec.name!r} was denied")
+            walker.save((record,), (), status="denied", reason=f"approval of {spec.name!r} was denied")
             return Ending("denied", f"approval of {spec.name!r} was denied")
         edge = FiredEdge(spec.name, spec.on_deny, "denied", False)
-        return record._replace(edge=edge), walker.plan.hop_of(edge)
+        return record._replace(edge=edge), level.plan.hop_of(edge)
     if verdict.update:
-        try:
-            walker.values = walker.plan.schema.apply(walker.values, verdict.update, spec.name)
-        except InvalidUpdate as exc:
-            return walker.failure(Frame(record.node, record.path, record.branch), exc, record.step)
+        if not in_branch:
+            owner = level.owner
+            try:
+                owner.values = level.plan.schema.apply(owner.values, verdict.update, spec.name)
+            except InvalidUpdate as exc:
+                return walker.failure(level, Frame(record.node, record.path, record.branch), exc, record.step)
         record = record._replace(edit=verdict.update)
     return record, None
 
@@ -223,7 +248,7 @@ def settle_resumed_approval(walker: Walker, pause: Pause, verdict: Approval) -> 
         walker.listeners.emit(event)
     record = record._replace(approval_events=events)
     node = walker.plan.nodes[record.node]
-    settled = _apply_verdict(walker, node, record, verdict)
+    settled = apply_verdict(walker, node, record, verdict)
     if isinstance(settled, Ending):
         return settled
     record, hop = settled
@@ -235,6 +260,6 @@ def settle_resumed_approval(walker: Walker, pause: Pause, verdict: Approval) -> 
     record = record._replace(edge=hop.edge)
     walker.history.append(record)
     walker.frames = hop.frames
-    walker.save(record, hop.frames)
+    walker.save((record,), hop.frames)
     walker.listeners.emit_step_if(lambda: route_event(walker.thread, record.step, hop.edge, record.path, record.branch))
     return None

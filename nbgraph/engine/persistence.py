@@ -19,7 +19,7 @@ from ..checkpoint.leases import Lease
 from ..checkpoint.memory import MemoryCheckpointer
 from ..errors import InvalidUpdate, ResumeError, ThreadExists, did_you_mean
 from ..history import Frame, Step
-from ..names import START, new_id
+from ..names import END, START, new_id
 from ..plan import Plan
 from ..state import to_jsonable
 from .people import check_storable
@@ -77,14 +77,13 @@ class Persistence:
 
     def save(
         self,
-        record: Step | None,
+        records: tuple[Step, ...],
         frames: tuple[Frame, ...],
         *,
         status: Any = "running",
         reason: str | None = None,
-        pauses: tuple[Pause, ...] = (),
     ) -> None:
-        """Checkpoint the state after the walker's current step.
+        """Checkpoint the state after the walker's current step, which ``records`` took.
 
         Raises:
             CheckpointError: the store failed; LeaseLost: the thread is no longer ours;
@@ -95,18 +94,37 @@ class Persistence:
         walker = self._walker
         checkpoint = Checkpoint(
             walker.thread, walker.plan.name, walker.step, walker.values, frames,
-            status, reason, pauses, walker.pauses.answers_copy(), record, self.run,
+            status, reason, (), walker.pauses.answers_copy(), records, self.run,
             walker.totals() if self._totals else None,
         )
         self._put(checkpoint)
 
-    def mark(self, status: Any, reason: str | None) -> None:
-        """Give the last checkpoint a new status; the state in it stays as it was."""
+    def progress(self) -> None:
+        """A sub-graph took a step: keep where it is (and the state it changed) with the current step."""
         if self.store is None or self.last is None:
             return
         walker = self._walker
+        self._put(self.last._replace(state=walker.values, levels=walker.levels(), answers=walker.pauses.answers_copy()))
+
+    def _stop(self, ending: Ending) -> None:
+        """Write how the run stopped, with what a resume must not redo: the frames to run,
+        the pauses open, the branches that finished, the sub-graphs it is inside."""
+        if self.store is None or self.last is None:
+            return
+        walker = self._walker
+        finished = ending.outcome in ("done", "denied")
+        checkpoint = self.last._replace(
+            state=walker.values,
+            frames=walker.frames,
+            status=ending.outcome,
+            reason=ending.reason,
+            pauses=ending.pauses,
+            answers=walker.pauses.answers_copy(),
+            settled=() if finished else tuple(walker.root.settled),
+            levels={} if finished else walker.levels(),
+        )
         try:
-            self._put(self.last.with_status(status, reason=reason, frames=walker.frames, answers=walker.pauses.answers_copy()))
+            self._put(checkpoint)
         except Exception:
             # The run is ending on its own account; a store that cannot take the status
             # leaves the last good checkpoint, which a resume continues from.
@@ -122,20 +140,22 @@ class Persistence:
 
     def finish(self, ending: Ending) -> None:
         """Record how the run ended, so a resume knows where to go on from."""
-        outcome = ending.outcome
         if self.store is None:
-            if outcome not in ("done", "denied"):
+            if ending.outcome not in ("done", "denied"):
                 keep_for_resume(self._walker, ending)
-        elif self.last is not None and self.last.status != outcome:
-            if outcome in ("done", "denied") or (outcome == "aborted" and self.last.status == "running"):
-                self.mark(outcome, ending.reason)
+        elif self.last is not None and not (self.last.status == ending.outcome == "denied"):
+            self._stop(ending)
 
     # -- the lease --------------------------------------------------------------------
 
-    def earlier(self, before: int) -> list[Step]:
-        """The thread's step records before step ``before``, read from the store."""
+    def earlier(self, first: Step) -> list[Step]:
+        """The thread's step records before ``first`` (the record a resumed run began with), from the store."""
         assert self.store is not None
-        return [record for record in self.store.history(self._walker.thread) if record.step < before]
+        records = self.store.history(self._walker.thread)
+        for i in range(len(records) - 1, -1, -1):
+            if records[i] == first:
+                return records[:i]
+        return records
 
     def take_lease(self, *, force: bool = False) -> None:
         """Hold the run's thread until :meth:`release_lease`, renewed in the background.
@@ -192,9 +212,9 @@ class Persistence:
             raise ValueError("this run was resumed from a checkpoint; read earlier states from its checkpointer")
         values = walker.input
         for record in walker.history:
-            if record.step > step:
+            if "/" not in record.path and record.step > step:
                 break
-            if record.error is None:
+            if record.error is None and shares_root(walker.plan, record.path):
                 values = replay(schema, values, record)
         return values
 
@@ -234,32 +254,50 @@ def keep_for_resume(walker: Walker, ending: Ending) -> None:
     plan, thread = walker.plan, walker.thread
     store = walker.persistence.store = _DEFAULT
     store.delete(thread)
-    start = plan.frames_to(walker.start_edge.target) if walker.start_edge else walker.frames
+    start = tuple(f for t in walker.start_edge.targets if t in plan.nodes for f in plan.frames_to(t)) if walker.start_edge else walker.frames
     values = walker.input
     store.put(thread, Checkpoint(thread, plan.name, 0, values, start))
+    taken: list[Step] = []
     for record in walker.history:
         if record.error is not None:
             continue
-        values = replay(plan.schema, values, record)
-        frames = plan.frames_to(record.edge.target) if record.edge else ()
-        store.put(thread, Checkpoint(thread, plan.name, record.step, values, frames, record=record))
+        taken.append(record)
+        if shares_root(plan, record.path):
+            values = replay(plan.schema, values, record)
+        if "/" in record.path:
+            continue  # a sub-graph's step is kept with the step of the node that ran it
+        frames = plan.frames_to(record.edge.target) if record.edge and record.edge.target in (*plan.nodes, END) else ()
+        store.put(thread, Checkpoint(thread, plan.name, record.step, values, frames, steps=tuple(taken)))
+        taken = []
     last = store.get(thread)
     assert last is not None
-    last = last.with_status(
-        ending.outcome, reason=ending.reason, frames=walker.frames, pauses=ending.pauses,
-        answers=walker.pauses.answers_copy(),
+    last = last._replace(
+        state=walker.values, status=ending.outcome, reason=ending.reason, frames=walker.frames, pauses=ending.pauses,
+        answers=walker.pauses.answers_copy(), settled=tuple(walker.root.settled), levels=walker.levels(),
     )
     store.put(thread, last)
     walker.persistence.last = last
 
 
+def shares_root(plan: Plan, path: str) -> bool:
+    """Whether a record at ``path`` changed the run's own state (its sub-graphs share it)."""
+    *containers, _ = path.split("/")
+    for name in containers:
+        node = plan.nodes.get(name)
+        if node is None or node.subplan is None or node.spec.input is not None:
+            return False
+        plan = node.subplan
+    return True
+
+
 def open_thread(
     plan: Plan, store: Checkpointer, thread: str, answer: Any, pause_id: str | None = None
-) -> tuple[Checkpoint, tuple[Pause, Any] | None]:
-    """The checkpoint to resume ``thread`` from, and the answer to its open pause.
+) -> tuple[Checkpoint, tuple[tuple[Pause, Any], ...]]:
+    """The checkpoint to resume ``thread`` from, and the answers to its open pauses.
 
     An answer is bound to the pause it answers: ``pause_id`` names it, and an answer
-    for a pause that is no longer open (a duplicate, or a stale one) is refused.
+    for a pause that is no longer open (a duplicate, or a stale one) is refused. When
+    several pauses are open, ``answer`` maps pause ids to answers (some or all).
 
     Raises:
         ResumeError: nothing to resume, the run has finished, it was made by another
@@ -286,25 +324,36 @@ def open_thread(
             raise ResumeError(
                 f"thread {thread!r} is not waiting for an answer: it stopped {last.status}{why}; resume it without one"
             )
-        return last, None
+        return last, ()
     open_ = {pause.id: pause for pause in last.pauses}
-    if pause_id is not None and pause_id not in open_:
-        raise ResumeError(
-            f"pause {pause_id!r} is not open on thread {thread!r}: it was answered already, or belongs to another "
-            f"run. Open now: {_describe(last.pauses)}"
-        )
-    pause = open_[pause_id] if pause_id is not None else last.pauses[0]
-    if answer is None:
-        raise ResumeError(
-            f"thread {thread!r} is waiting for {'an approval' if pause.kind == 'approval' else 'input'} "
-            f"at node {pause.node!r} ({pause.prompt!r}); pass answer="
-        )
+    if pause_id is None and isinstance(answer, Mapping) and answer and set(answer) <= set(open_):
+        given = dict(answer)  # several pauses, answered by id
+    else:
+        if pause_id is not None and pause_id not in open_:
+            raise ResumeError(
+                f"pause {pause_id!r} is not open on thread {thread!r}: it was answered already, or belongs to "
+                f"another run. Open now: {_describe(last.pauses)}"
+            )
+        if pause_id is None and len(open_) > 1:
+            raise ResumeError(
+                f"thread {thread!r} waits for {len(open_)} answers; give them by pause id, "
+                f"g.resume({thread!r}, {{pause_id: answer, ...}}). Open now: {_describe(last.pauses)}"
+            )
+        pause = open_[pause_id] if pause_id is not None else last.pauses[0]
+        if answer is None:
+            raise ResumeError(
+                f"thread {thread!r} is waiting for {'an approval' if pause.kind == 'approval' else 'input'} "
+                f"at node {pause.node!r} ({pause.prompt!r}); pass answer="
+            )
+        given = {pause.id: answer}
     from ..pauses import read_approval, read_input
 
-    check_storable(answer, pause)
-    if pause.kind == "input":
-        return last, (pause, read_input(pause, answer))
-    return last, (pause, read_approval(answer))
+    answered = []
+    for pid, value in given.items():
+        pause = open_[pid]
+        check_storable(value, pause)
+        answered.append((pause, read_input(pause, value) if pause.kind == "input" else read_approval(value)))
+    return last, tuple(answered)
 
 
 def _describe(pauses: tuple[Pause, ...]) -> str:
@@ -312,7 +361,7 @@ def _describe(pauses: tuple[Pause, ...]) -> str:
 
 
 def _check_nodes(plan: Plan, thread: str, last: Checkpoint) -> None:
-    wanted = [frame.node for frame in last.frames] + [pause.node for pause in last.pauses]
+    wanted = [frame.node for frame in last.frames] + [p.node for p in last.pauses if "/" not in p.path]
     if last.record is not None and last.record.edge is None:
         wanted.append(last.record.node)  # routing out of it is still to do
     for name in wanted:
@@ -324,24 +373,33 @@ def _check_nodes(plan: Plan, thread: str, last: Checkpoint) -> None:
             )
 
 
-def restore(walker: Walker, last: Checkpoint, resuming: tuple[Pause, Any] | None) -> None:
-    """Put ``walker`` where ``last`` left its run: state, frames, history, usage, answers."""
+def restore(walker: Walker, last: Checkpoint, answered: tuple[tuple[Pause, Any], ...]) -> None:
+    """Put ``walker`` where ``last`` left its run: state, frames, history, usage, answers,
+    the branches that finished and the sub-graphs it is inside."""
     persistence = walker.persistence
     assert persistence.store is not None
     walker.values = walker.plan.schema.decode(last.state)
     walker.input = None
     walker.step = last.step
     walker.frames = last.frames
+    walker.root.settled = list(last.settled)
+    walker.restored_levels = dict(last.levels)
     walker.pauses.answers.update(last.answers)
-    walker.resuming = resuming
-    if resuming is not None and resuming[0].kind == "input":
-        walker.pauses.answers[resuming[0].slot or ""] = resuming[1]
+    for pause, value in answered:
+        if pause.kind == "input":
+            walker.pauses.answers[pause.slot or ""] = value
+            walker.resumed_inputs[pause.slot or ""] = (pause, value)
+        elif pause.branch is None and "/" not in pause.path:
+            walker.resuming = (pause, value)  # the run's own last step waits for this verdict
+        else:
+            walker.answered[pause.id] = value
     persistence.last = last
     if last.step == 0 and last.frames:
         walker.start_edge = walker.plan.start_edge(last.frames[0].node)
     # The run goes on from its last step; the ones before it are read only when asked for.
-    walker.history = [last.record] if last.record is not None else []
-    walker.earlier = last.record.step - 1 if last.record is not None else last.step
+    kept = [record for record in last.steps if "/" not in record.path]
+    walker.history = list(last.steps)
+    walker.earlier = kept[0].step - 1 if kept else last.step
     totals = last.totals
     if totals is None:
         totals = _totals(persistence.store.history(walker.thread), last.step)
@@ -385,5 +443,5 @@ def fork_thread(
         values = schema.apply(schema.decode(base.state), update, record.node if record else START)
         if record is not None:
             record = record._replace(edit={**(record.edit or {}), **update})
-        store.put(new_thread, base._replace(state=values, record=record))
+        store.put(new_thread, base._replace(state=values, steps=(*base.steps[:-1], record) if record else ()))
     return new_thread

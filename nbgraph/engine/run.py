@@ -156,8 +156,8 @@ class Run:
         persistence = run._walker.persistence
         persistence.take_lease(force=force)  # before reading, so what is read is what this run continues
         try:
-            last, resuming = open_thread(plan, store, thread, answer, pause)
-            restore(run._walker, last, resuming)
+            last, answered = open_thread(plan, store, thread, answer, pause)
+            restore(run._walker, last, answered)
         except BaseException:
             persistence.release_lease()
             raise

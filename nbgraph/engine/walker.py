@@ -5,14 +5,14 @@ only what cannot be known in advance: call the node, fold its update through the
 reducers, take the hop routing chooses, and record the step. Everything else
 (calling conventions, edges, the frames a hop leads to) was resolved by
 ``compile()``; events are built only when someone listens; checkpoints only when
-there is a store.
+there is a store. One frame takes the short path here; several run together as a
+superstep (``branches``); a node that is a graph walks a level of its own (``levels``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-import traceback
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -23,11 +23,15 @@ from ..errors import (
     RunFailed,
     did_you_mean,
 )
-from ..history import FiredEdge, Frame, Step
-from ..names import END, START, End, Goto
+from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
+from ..names import END, START, End, Goto, Send
 from ..plan import Hop, NodePlan, Plan
+from ..state import to_jsonable
+from .branches import settled_entry, superstep
+from .calls import Called, ChildStopped, TimedOut, error_text, fold, make_step
 from .context import Context
 from .ending import Ending
+from .levels import Level, enter, level_key
 from .limits import Aborted, Budget, Deadline, Meter
 from .listeners import (
     Listeners,
@@ -57,7 +61,7 @@ _LOOP_TURN_INTERVAL = 0.02
 
 
 class Walker:
-    """Walks one run of a plan: its state, its frames, its history."""
+    """Walks one run of a plan: its levels, its frames, its history."""
 
     def __init__(
         self,
@@ -77,46 +81,94 @@ class Walker:
         self.meter = Meter(budget)
         self.pauses = Pauses()
         self.persistence = Persistence(self, store)
-        self.history: list[Step] = []
-        """This run's step records (a resumed run's start with the step it continues from)."""
+        self.root = Level(plan, values=plan.schema.initial(input))
+        self.input: dict[str, Any] | None = self.root.values
         self.earlier = 0
         """How many of the thread's records come before ``history`` (read on demand)."""
         self._earlier: list[Step] | None = None
         self.seconds = 0.0
         """The seconds the thread's steps took, earlier runs' included."""
-        self.visits: dict[str, int] = {}
         self.steering: list[str] = []
-        self.step = 0
-        self.frames: tuple[Frame, ...] = ()
-        """The frames to run next (the frontier)."""
         self.node: str | None = None
-        """The node running now."""
-        self.last_node: str | None = None
-        self.same = 0
+        """The node running now (the latest to start, when branches run together)."""
         self.start_edge: FiredEdge | None = None
         self.resuming: tuple[Pause, Any] | None = None
         """The pause a resumed run was stopped at, and its answer."""
+        self.answered: dict[str, Any] = {}
+        """Verdicts a resume brought for approvals in branches and sub-graphs, by pause id."""
+        self.resumed_inputs: dict[str, tuple[Pause, Any]] = {}
+        """Input pauses a resume answered, by slot: their node shows them when it asks again."""
+
         self.deadline: Deadline | None = None
         """The time limit of the async node running now, if it has one."""
-        self.values: dict[str, Any] = plan.schema.initial(input)
-        self.input: dict[str, Any] | None = self.values
+        self.open_levels: dict[str, Level] = {}
+        """The sub-graph levels being walked now, by path (and branch)."""
+        self.restored_levels: dict[str, Any] = {}
+        """Sub-graph levels a checkpoint kept, waiting to be entered again."""
+
+    # The run's own graph is the root level: what the rest of the engine calls the
+    # run's state, step, frames and history is the root level's.
+
+    @property
+    def values(self) -> dict[str, Any]:
+        return self.root.values
+
+    @values.setter
+    def values(self, values: dict[str, Any]) -> None:
+        self.root.values = values
+
+    @property
+    def step(self) -> int:
+        return self.root.steps
+
+    @step.setter
+    def step(self, step: int) -> None:
+        self.root.steps = step
+
+    @property
+    def frames(self) -> tuple[Frame, ...]:
+        return self.root.frames
+
+    @frames.setter
+    def frames(self, frames: tuple[Frame, ...]) -> None:
+        self.root.frames = frames
+
+    @property
+    def history(self) -> list[Step]:
+        """This run's step records (a resumed run's start with the step it continues from)."""
+        return self.root.records
+
+    @history.setter
+    def history(self, records: list[Step]) -> None:
+        self.root.records = records
+
+    @property
+    def visits(self) -> dict[str, int]:
+        return self.root.visits
+
+    @visits.setter
+    def visits(self, visits: dict[str, int]) -> None:
+        self.root.visits = visits
 
     def full_history(self) -> list[Step]:
         """Every step record of the thread, reading the earlier ones from the store once."""
         if not self.earlier:
             return self.history
         if self._earlier is None:
-            first = self.history[0].step if self.history else self.step + 1
-            self._earlier = self.persistence.earlier(first)
+            self._earlier = self.persistence.earlier(self.history[0]) if self.history else []
         return self._earlier + self.history
 
     def totals(self) -> dict[str, Any]:
         """What the run has used so far, as a checkpoint keeps it."""
-        meter = self.meter
+        meter, root = self.meter, self.root
         return {
-            "visits": dict(self.visits), "tokens": meter.tokens, "cost": meter.cost, "turns": meter.turns,
-            "seconds": self.seconds, "streak": [self.last_node, self.same],
+            "visits": dict(root.visits), "tokens": meter.tokens, "cost": meter.cost, "turns": meter.turns,
+            "seconds": self.seconds, "streak": [root.last_node, root.same],
         }
+
+    def levels(self) -> dict[str, Any]:
+        """The sub-graph levels the run is inside now, as a checkpoint keeps them."""
+        return {key: level.snapshot(self) for key, level in self.open_levels.items()}
 
     # -- starting ---------------------------------------------------------------------
 
@@ -126,38 +178,42 @@ class Walker:
         restored = self.persistence.last
         self.listeners.emit_if(lambda: run_start(self.thread, self.step, self.plan.name, restored is not None))
         try:
-            if self.resuming is not None and self.resuming[0].kind == "approval":
+            if self.resuming is not None and self.resuming[0].kind == "approval" and self.resuming[0].branch is None:
                 # (An input pause is answered inside its node, when the node asks again.)
                 ending = settle_resumed_approval(self, *self.resuming)
                 if ending is not None:
                     return ending
             elif restored is None or (restored.step == 0 and not self.frames):
-                self._route_from_start()  # a new run, or a fork of a run's start
+                self._route_from_start(self.root)  # a new run, or a fork of a run's start
+            elif not self.frames and not self.root.records:
+                return Ending("done", restored.reason)
             elif not self.frames:
-                record = restored.record
-                if record is None or record.edge is not None:
+                record = self.history[-1]
+                if record.edge is not None:
                     return Ending("done", restored.reason)
                 # A fork: its first step is routed with the graph as defined now.
                 hop = self.route_from(record)
                 record = record._replace(edge=hop.edge)
                 self.history[-1] = record
                 self.frames = hop.frames
-                self.save(record, hop.frames)
+                self.save((record,), hop.frames)
                 self.listeners.emit_step_if(lambda: route_event(self.thread, record.step, hop.edge, record.path, record.branch))
-            return await self.walk()
+            return await self.walk(self.root) or Ending("done")
         except MaxStepsExceeded:
             raise
         except NbgraphError as exc:
-            return self.failure(None, exc)
+            return self.failure(self.root, None, exc)
 
-    def _route_from_start(self) -> None:
-        start = self.plan.start
-        ctx = Context(self, self.plan, START, 0, 1) if start.wants_ctx else None
-        hop = start.fixed or start.route(self.plan.schema.view(self.values), ctx)
-        self.start_edge = hop.edge
-        self.frames = hop.frames
-        self.listeners.emit_step_if(lambda: route_event(self.thread, 0, hop.edge))
-        self.save(None, hop.frames)
+    def _route_from_start(self, level: Level) -> None:
+        plan = level.plan
+        start = plan.start
+        ctx = Context(self, plan, START, 0, 1, f"{level.path}/{START}" if level.path else START) if start.wants_ctx else None
+        hop = start.fixed or start.route(plan.schema.view(level.owner.values), ctx)
+        level.frames = level.here(hop.frames)
+        if level is self.root:
+            self.start_edge = hop.edge
+            self.save((), hop.frames)
+        self.listeners.emit_step_if(lambda: route_event(self.thread, level.steps, hop.edge, level.path))
 
     def route_from(self, record: Step) -> Hop:
         """Route out of a step already taken, with a context like the step's own."""
@@ -169,139 +225,227 @@ class Walker:
 
     # -- the loop ---------------------------------------------------------------------
 
-    async def walk(self) -> Ending:
-        """Run frames until none is left, or the run has to stop."""
+    async def walk(self, level: Level) -> Ending | None:
+        """Run ``level``'s frames until none is left (None) or the run has to stop (why)."""
+        if not level.frames and level is not self.root:
+            self._route_from_start(level)
         live = self.live
         last_turn = time.perf_counter()
-        frames = self.frames
+        frames = level.frames
         while frames:
-            self.frames = frames
+            level.frames = frames
             frame = frames[0]
-            stop = self._limit(frame.node)
-            if stop is not None:
-                return stop
             if live and (now := time.perf_counter()) - last_turn > _LOOP_TURN_INTERVAL:
                 # Nodes that never await would hold the kernel's loop for the whole run:
                 # give it a turn so the view redraws and a Stop click gets in.
                 try:
                     await asyncio.sleep(0)
                 except asyncio.CancelledError as stop:
-                    return self._stopped(frame, self.step + 1, stop)
+                    return self._stopped(level, frame, level.steps + 1, stop)
                 last_turn = now
-            hop = await self.advance(frame)
-            if type(hop) is Ending:
-                return hop
-            frames = hop.frames
-        self.frames = ()
-        return Ending("done")
+            if len(frames) == 1 and frame.payload is NO_PAYLOAD and not level.settled:
+                stop = self._limit(level, frame.node, 1)
+                if stop is not None:
+                    return stop
+                frames = await self.advance(level, frame)
+            else:
+                frames = await superstep(self, level, frames)
+            if type(frames) is Ending:
+                return frames
+        level.frames = ()
+        return None
 
-    def _limit(self, name: str) -> Ending | None:
-        """Why the run must stop before running ``name``, or None."""
-        plan = self.plan
-        if self.step >= plan.max_steps:
-            return self._hit_max_steps(name)
+    def _limit(self, level: Level, name: str, count: int) -> Ending | None:
+        """Why ``level`` must stop before running ``count`` frames (``name`` first), or None."""
+        plan = level.plan
+        if level.steps + count > plan.max_steps:
+            return self._hit_max_steps(level, name)
         if self.meter.budget is not None and (reason := self.meter.over()) is not None:
             return Ending("aborted", reason)
-        if name != self.last_node:
-            self.last_node, self.same = name, 1
+        if name != level.last_node:
+            level.last_node, level.same = name, 1
             return None
-        self.same += 1
-        if self.same > plan.max_same_node:
+        level.same += 1
+        if level.same > plan.max_same_node:
             return Ending(
                 "aborted", f"node {name!r} ran {plan.max_same_node} times in a row (max_same_node={plan.max_same_node})"
             )
         return None
 
-    async def advance(self, frame: Frame) -> Hop | Ending:
+    async def advance(self, level: Level, frame: Frame) -> tuple[Frame, ...] | Ending:
         """Run one frame's node, fold its update in, route, record and save the step."""
-        plan = self.plan
-        view = plan.schema.view
+        plan = level.plan
         name = frame.node
         node = plan.nodes[name]
-        visit = self.visits.get(name, 0) + 1
-        step = self.step + 1
-        before = self.values
+        visit = level.visits.get(name, 0) + 1
+        step = level.steps + 1
+        owner = level.owner
+        before = owner.values
+        try:
+            called = await self.call(level, frame, step, visit)
+        except PauseRequested as paused:
+            return self._paused(level, frame, paused)
+        except Aborted as aborted:
+            return Ending("aborted", aborted.reason)
+        except TimedOut as timed:
+            return self._timed_out(level, frame, step, timed.deadline)
+        except ChildStopped as child:
+            return child.ending
+        except (asyncio.CancelledError, KeyboardInterrupt) as stop:
+            return self._stopped(level, frame, step, stop)
+        records = called.records
+        if called.error is not None:
+            level.records.extend(records)
+            return self.failure(level, frame, called.error, step)
+        try:
+            values = fold(plan, before, called)
+        except InvalidUpdate as exc:
+            level.records.extend(records[:-1])
+            level.records.append(records[-1]._replace(update=None, error=error_text(exc)))
+            return self.failure(level, frame, exc, step)
+        record = records[-1]
+        level.visits[name] = visit
+        level.steps = step
+        owner.values = values
+        self.seconds += record.duration
+        hop = called.hop
+        if node.approval:
+            try:
+                verdict = await approve_step(self, node, record, level)
+            except PauseRequested as paused:
+                if level is not self.root:
+                    # In a sub-graph the step waits as a branch would: kept, folded after the verdict.
+                    level.steps, owner.values = step - 1, before
+                    level.visits[name] = visit - 1
+                    level.settled.append(settled_entry(step, called._replace(records=records), paused.pause))
+                    level.frames = (frame,)
+                    return self.interrupt(paused.pause)
+                # Durable: the step is done and saved; its routing waits for the verdict.
+                level.records.extend(records)
+                self.save(records, ())
+                return self.interrupt(paused.pause)
+            if type(verdict) is Ending:
+                return verdict
+            record, denied = verdict
+            records = (*records[:-1], record)
+            hop = denied or hop
+            values = owner.values
+        if hop is None:
+            hop = node.fixed
+            if hop is None:
+                try:
+                    hop = node.route(plan.schema.view(values), called.ctx)
+                except NbgraphError as exc:
+                    # The step fails as a whole: its update is dropped, the node re-runs on resume.
+                    level.steps, owner.values = step - 1, before
+                    level.visits[name] = visit - 1
+                    level.records.extend(records[:-1])
+                    level.records.append(record._replace(update=None, error=error_text(exc)))
+                    return self.failure(level, frame, exc, step)
+        record = record._replace(edge=hop.edge)
+        records = (*records[:-1], record)
+        level.records.extend(records)
+        frames = hop.frames if hop.join is None and not level.path else self.next_frames(level, ((frame, hop),))
+        if self.persistence.store is not None:
+            try:
+                self.save(records, frames) if level is self.root else self.persistence.progress()
+            except NbgraphError as exc:
+                # Not saved, not done: the store keeps the step before, and so does the run.
+                level.steps, owner.values = step - 1, before
+                level.visits[name] = visit - 1
+                del level.records[-len(records):]
+                level.records.append(record._replace(update=None, edge=None, error=error_text(exc)))
+                return self.failure(level, frame, exc, step)
+        listeners = self.listeners
+        if listeners.steps:
+            if node.approval:  # node-exit and the verdict were announced while waiting
+                listeners.emit_step(route_event(self.thread, step, hop.edge, frame.path, frame.branch))
+            else:
+                for event in step_end_events(self.thread, record):
+                    listeners.emit_step(event)
+        return frames
+
+    def next_frames(self, level: Level, taken: tuple[tuple[Frame, Hop], ...]) -> tuple[Frame, ...]:
+        """The frames the hops lead to: placed at the level's path, a branch kept along its
+        own line, a join target only once all its sources have finished, no frame twice."""
+        out: list[Frame] = []
+        seen: set[tuple[str, str | None]] = set()
+        for frame, hop in taken:
+            if hop.join is not None:
+                arrived = level.arrived.setdefault(hop.edge.target, set())
+                arrived.add(frame.node)
+                if not arrived >= hop.join:
+                    continue
+                del level.arrived[hop.edge.target]
+                frames = level.here(hop.frames)  # the branches meet: back on the main line
+            else:
+                branch = frame.branch if len(hop.frames) == 1 else None
+                frames = level.here(hop.frames, branch)
+            for next_frame in frames:
+                key = (next_frame.node, next_frame.branch)
+                if next_frame.payload is NO_PAYLOAD:
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                out.append(next_frame)
+        return tuple(out)
+
+    # -- calling a node ---------------------------------------------------------------
+
+    async def call(self, level: Level, frame: Frame, step: int, visit: int) -> Called:
+        """Call ``frame``'s node (or walk the sub-graph it is) and say what it gave.
+
+        A node's own exception comes back in ``error``; a pause, a budget, a deadline, a
+        stop and a stopped sub-graph are raised.
+        """
+        plan = level.plan
+        name = frame.node
+        node = plan.nodes[name]
         ctx = Context(self, plan, name, step, visit, frame.path, frame.branch) if node.wants_ctx else None
         listeners = self.listeners
-        listening = bool(listeners.steps)
-        if listening:
+        if listeners.steps:
             listeners.emit_step(node_enter(self.thread, step, name, visit, frame.path, frame.branch))
         self.node = name
         meter = self.meter
         started = time.time()
         t0 = time.perf_counter()
         waited0 = meter.waited
+        inner: tuple[Step, ...] = ()
         try:
-            out = node.fn(view(before), ctx) if node.takes_ctx else node.fn(view(before))
-            if node.is_async:
-                deadline = meter.deadline(name, node.timeout) if node.timeout is not None or meter.timed else None
-                out = await (out if deadline is None else self._within(out, deadline))
-            if out is None:
-                update, hop = None, None
-            elif type(out) is dict:
-                update, hop = out, None
+            if node.subplan is not None:
+                update, inner = await self._walk_child(level, frame, node)
+                hop = None
             else:
-                update, hop = _read_command(out, node, plan)
-            values = plan.schema.apply(before, update, name) if update else before
-        except PauseRequested as paused:
-            return self.interrupt(paused.pause, (frame,))
-        except Aborted as aborted:
-            return Ending("aborted", aborted.reason)
-        except _TimedOut as timed:
-            return self._timed_out(frame, step, timed.deadline)
-        except (asyncio.CancelledError, KeyboardInterrupt) as stop:
-            return self._stopped(frame, step, stop)
+                given = plan.schema.view(level.owner.values) if frame.payload is NO_PAYLOAD else frame.payload
+                out = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
+                if node.is_async:
+                    deadline = meter.deadline(name, node.timeout) if node.timeout is not None or meter.timed else None
+                    out = await (out if deadline is None else self._within(out, deadline))
+                if out is None:
+                    update, hop = None, None
+                elif type(out) is dict:
+                    update, hop = out, None
+                else:
+                    update, hop = _read_output(out, node, plan)
         except Exception as exc:
-            self.history.append(_step(step, frame, visit, started, time.perf_counter() - t0, None, None, ctx, exc))
-            return self.failure(frame, exc, step)
+            return Called((*inner, make_step(step, frame, visit, started, time.perf_counter() - t0, None, None, ctx, exc)), None, None, ctx, exc)
         finally:
             self.node = None
         duration = time.perf_counter() - t0 - (meter.waited - waited0)
-        self.visits[name] = visit
-        self.seconds += duration
-        self.step = step
-        self.values = values
-        record = None
-        if node.approval:
-            record = _step(step, frame, visit, started, duration, update, hop.edge if hop else None, ctx)
-            verdict = await approve_step(self, node, record)
-            if type(verdict) is Ending:
-                return verdict
-            record, denied = verdict
-            hop = denied or hop
-            values = self.values
-        if hop is None:
-            hop = node.fixed
-            if hop is None:
-                try:
-                    hop = node.route(view(values), ctx)
-                except NbgraphError as exc:
-                    # The step fails as a whole: its update is dropped, the node re-runs on resume.
-                    self.step, self.values = step - 1, before
-                    self.visits[name] = visit - 1
-                    self.history.append(_step(step, frame, visit, started, duration, None, None, ctx, exc))
-                    return self.failure(frame, exc, step)
-        if record is None:
-            record = _step(step, frame, visit, started, duration, update, hop.edge, ctx)
-        else:
-            record = record._replace(edge=hop.edge)
-        self.history.append(record)
-        if self.persistence.store is not None:
-            try:
-                self.save(record, hop.frames)
-            except NbgraphError as exc:
-                # Not saved, not done: the store keeps the step before, and so does the run.
-                self.step, self.values = step - 1, before
-                self.visits[name] = visit - 1
-                self.history[-1] = record._replace(update=None, edge=None, error=_error_text(exc))
-                return self.failure(frame, exc, step)
-        if listening:
-            if node.approval:  # node-exit and the verdict were announced while waiting
-                listeners.emit_step(route_event(self.thread, step, hop.edge, frame.path, frame.branch))
-            else:
-                for event in step_end_events(self.thread, record):
-                    listeners.emit_step(event)
-        return hop
+        return Called((*inner, make_step(step, frame, visit, started, duration, update, hop.edge if hop else None, ctx)), update, hop, ctx)
+
+    async def _walk_child(self, parent: Level, frame: Frame, node: NodePlan) -> tuple[Mapping[str, Any] | None, tuple[Step, ...]]:
+        """Walk the sub-graph ``node`` runs; its update for the parent, and the sub-graph's records."""
+        child = enter(self, parent, frame, node)
+        key = level_key(frame)
+        self.open_levels[key] = child
+        ending = await self.walk(child)
+        if ending is not None and (ending.outcome != "done"):
+            raise ChildStopped(ending)  # the level stays open: a checkpoint keeps where it stopped
+        del self.open_levels[key]
+        output = node.spec.output
+        update = output(child.plan.schema.view(child.values)) if output is not None else None
+        return update, tuple(child.records)
 
     async def _within(self, work: Any, deadline: Deadline) -> Any:
         """Await an async node's ``work``, cancelling it if it overruns ``deadline``."""
@@ -311,13 +455,13 @@ class Walker:
             out = await work
         except asyncio.CancelledError:
             if deadline.fired:
-                raise _TimedOut(deadline) from None
+                raise TimedOut(deadline) from None
             raise
         finally:
             deadline.stop()
             self.deadline = None
         if deadline.fired:  # the node swallowed the cancellation, but its time was up
-            raise _TimedOut(deadline)
+            raise TimedOut(deadline)
         return out
 
     # -- people -----------------------------------------------------------------------
@@ -325,98 +469,78 @@ class Walker:
     async def wait_for_person(self, pause: Pause, ctx: Context | None) -> Any:
         return await wait_for_person(self, pause, ctx)
 
-    def interrupt(self, pause: Pause, frames: tuple[Frame, ...], record: Step | None = None) -> Ending:
-        """A durable pause: save what resume needs and end the run ``interrupted``."""
-        self.frames = frames
-        self.save(record if record is not None else (self.history[-1] if self.history else None), frames, status="interrupted", pauses=(pause,))
-        what = "approval of" if pause.kind == "approval" else "input at"
-        reason = f"waiting for {what} node {pause.node!r}: {pause.prompt}"
+    def _paused(self, level: Level, frame: Frame, paused: PauseRequested) -> Ending:
+        """A durable pause inside a node: the node runs again on resume, from its start."""
+        level.frames = (frame,)
+        return self.interrupt(paused.pause)
+
+    def interrupt(self, *pauses: Pause) -> Ending:
+        """A durable pause: end the run ``interrupted``; the checkpoint is written as it ends."""
+        first = pauses[0]
+        what = "approval of" if first.kind == "approval" else "input at"
+        reason = f"waiting for {what} node {first.node!r}: {first.prompt}"
+        if len(pauses) > 1:
+            reason = f"waiting for {len(pauses)} answers, first {what} node {first.node!r}: {first.prompt}"
         if not self.live:
+            ids = f"pause={first.id!r}" if len(pauses) == 1 else "{pause_id: answer, ...}"
             reason += (
-                f" — answer with g.resume(result, answer) or g.resume({self.thread!r}, answer, pause={pause.id!r}); "
-                "for live answers use "
-                "run = g.start(...) and `await run`"
+                f" — answer with g.resume(result, answer) or g.resume({self.thread!r}, "
+                f"{'answer, ' + ids if len(pauses) == 1 else ids}); for live answers use run = g.start(...) and `await run`"
             )
-        return Ending("interrupted", reason, pauses=(pause,))
+        return Ending("interrupted", reason, pauses=pauses)
 
     # -- stopping short ---------------------------------------------------------------
 
-    def _hit_max_steps(self, node: str) -> Ending:
-        plan = self.plan
+    def _hit_max_steps(self, level: Level, node: str) -> Ending:
+        plan = level.plan
         reason = f"max_steps={plan.max_steps} reached before END (next node: {node!r})"
+        if level.path:
+            reason = f"sub-graph {level.path!r}: {reason}"
         if plan.on_max_steps == "raise":
             raise MaxStepsExceeded(plan.name, plan.max_steps, node, Ending("aborted", reason))
         return Ending("done", reason, hit_max_steps=plan.on_max_steps == "flag")
 
-    def failure(self, frame: Frame | None, exc: BaseException, step: int | None = None) -> Ending:
+    def failure(self, level: Level, frame: Frame | None, exc: BaseException, step: int | None = None) -> Ending:
         """End ``failed``: the failing frame runs again on resume, the last checkpoint stays intact."""
         if frame is not None:
-            self.frames = (frame,)
+            level.frames = (frame,)
         node = frame.node if frame is not None else None
         if isinstance(exc, RunFailed):
             reason = exc.reason
         elif isinstance(exc, NbgraphError):
             reason = str(exc)
         else:
-            where = f"node {node!r} failed at step {step}" if node else "the run failed"
+            where = f"node {frame.path if frame else node!r} failed at step {step}" if node else "the run failed"
+            if frame is not None:
+                where = f"node {frame.path!r} failed at step {step}"
             reason = f"{where}: {type(exc).__name__}: {exc}"
         self.listeners.emit_if(lambda: error_event(
-            self.thread, step or self.step, node, frame.path if frame else "", frame.branch if frame else None,
+            self.thread, step or level.steps, node, frame.path if frame else "", frame.branch if frame else None,
             reason, type(exc).__name__,
         ))
-        self.persistence.mark("failed", reason)
         return Ending("failed", reason, error=exc)
 
-    def _timed_out(self, frame: Frame, step: int, deadline: Deadline) -> Ending:
-        self.frames = (frame,)
+    def _timed_out(self, level: Level, frame: Frame, step: int, deadline: Deadline) -> Ending:
+        level.frames = (frame,)
         reason = f"{deadline.reason} at step {step}"
         self.listeners.emit_if(lambda: error_event(
             self.thread, step, frame.node, frame.path, frame.branch, reason, "TimeoutError"
         ))
-        self.persistence.mark(deadline.outcome, reason)
         return Ending(deadline.outcome, reason)  # type: ignore[arg-type]
 
-    def _stopped(self, frame: Frame, step: int, stop: BaseException) -> Ending:
-        self.frames = (frame,)
+    def _stopped(self, level: Level, frame: Frame, step: int, stop: BaseException) -> Ending:
+        level.frames = (frame,)
         why = "cancelled" if isinstance(stop, asyncio.CancelledError) else "interrupted (KeyboardInterrupt)"
-        reason = f"{why} during node {frame.node!r} at step {step}"
-        self.persistence.mark("aborted", reason)
-        return Ending("aborted", reason)
+        return Ending("aborted", f"{why} during node {frame.path!r} at step {step}")
 
     # -- checkpoints ------------------------------------------------------------------
 
-    def save(self, record: Step | None, frames: tuple[Frame, ...], **status: Any) -> None:
-        self.persistence.save(record, frames, **status)
+    def save(self, records: tuple[Step, ...], frames: tuple[Frame, ...], **status: Any) -> None:
+        self.persistence.save(records, frames, **status)
 
 
-class _TimedOut(BaseException):
-    """Carries a deadline that fired out of the node it cancelled."""
-
-    def __init__(self, deadline: Deadline) -> None:
-        self.deadline = deadline
-        super().__init__(deadline.reason)
-
-
-def _step(
-    step: int, frame: Frame, visit: int, started: float, duration: float,
-    update: Mapping[str, Any] | None, edge: FiredEdge | None, ctx: Context | None,
-    error: BaseException | None = None,
-) -> Step:
-    if ctx is None or not (ctx.tokens or ctx.cost or ctx.turns or ctx._events):
-        record = Step(step, frame.node, visit, started, duration, update, edge, frame.path, frame.branch)
-    else:
-        record = Step(
-            step, frame.node, visit, started, duration, update, edge, frame.path, frame.branch,
-            tokens=ctx.tokens, cost=ctx.cost, turns=ctx.turns, events=tuple(ctx._events or ()),
-        )
-    return record if error is None else record._replace(error=_error_text(error))
-
-
-def _error_text(exc: BaseException) -> str:
-    return "".join(traceback.format_exception_only(type(exc), exc)).strip()
-
-
-def _read_command(out: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | None, Hop | None]:
+def _read_output(out: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | None, Hop | None]:
+    """A node's return value: its update, and where a command it returned leads."""
     if isinstance(out, Mapping):
         return out, None
     name = node.name
@@ -438,8 +562,45 @@ def _read_command(out: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, An
         return out.update, plan.goto(name, target)
     if isinstance(out, End):
         return out.update, plan.goto(name, END)
+    if isinstance(out, Send) or (isinstance(out, (list, tuple)) and any(isinstance(item, Send) for item in out)):
+        return _sends(out if isinstance(out, (list, tuple)) else (out,), node, plan)
     raise InvalidUpdate(
         f"node {name!r} returned {type(out).__name__} {out!r:.80}; a node must return a dict of "
-        "state updates, None, Goto(node, update=...) or End(update=...)",
+        "state updates, None, Goto(node, update=...), End(update=...), or Send(node, payload) items",
         node=name,
     )
+
+
+def _sends(items: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | None, Hop]:
+    """``Send`` items (and at most one update dict): a branch per item, in the order returned."""
+    name = node.name
+    update: Mapping[str, Any] | None = None
+    frames: list[Frame] = []
+    for item in items:
+        if isinstance(item, Mapping):
+            if update is not None:
+                raise InvalidUpdate(f"node {name!r} returned two updates with its Send items; return one dict", node=name)
+            update = item
+            continue
+        if not isinstance(item, Send):
+            raise InvalidUpdate(
+                f"node {name!r} returned {type(item).__name__} {item!r:.60} among its Send items; "
+                "return Send(node, payload) items and at most one update dict",
+                node=name,
+            )
+        if item.node not in plan.nodes:
+            raise InvalidUpdate(
+                f"node {name!r} sent to {item.node!r}, which is not a node of the graph{did_you_mean(item.node, plan.nodes)}",
+                node=name,
+            )
+        try:
+            to_jsonable(item.payload)
+        except Exception as exc:
+            raise InvalidUpdate(
+                f"node {name!r} sent {item.node!r} a payload that cannot be stored as JSON ({exc}); send plain data",
+                node=name,
+            ) from None
+        frames.append(plan.nodes[item.node].frame._replace(payload=item.payload))
+    targets = tuple(dict.fromkeys(frame.node for frame in frames))
+    edge = FiredEdge(name, frames[0].node if frames else END, "send", False, targets if len(targets) > 1 else ())
+    return update, Hop(edge, tuple(frames))

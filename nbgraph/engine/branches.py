@@ -1,0 +1,339 @@
+"""Branches: several frames run together as one superstep, and settle together.
+
+A static fan-out, a map, or ``Send`` items put several frames in a level's frontier.
+They run as tasks of the run's loop (at most ``max_concurrency`` at once), each
+numbered in frontier order before any starts. When all have settled, their updates
+fold into the state in that order, whatever order they finished in, and routing
+goes on: once per branch for a fan-out, once for all the branches of a map. With
+``settle="fail_fast"`` the first failure cancels the others and fails the step; with
+``"all"`` every branch runs to its end and a failed one only leaves its record.
+
+A branch that pauses in a durable run does not stop the others: when they have all
+settled the run ends ``interrupted`` with every open pause, and the branches that
+finished are kept in the checkpoint (``settled``), so a resume runs only the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..errors import InvalidUpdate, NbgraphError
+from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
+from ..plan import Hop
+from .calls import Called, ChildStopped, TimedOut, fold
+from .context import Context
+from .ending import Ending
+from .limits import Aborted
+from .listeners import step_end_events
+from .people import PauseRequested, approve_step
+
+if TYPE_CHECKING:
+    from ..pauses import Pause
+    from .levels import Level
+    from .walker import Walker
+
+__all__ = ["settled_entry", "superstep"]
+
+
+class _Slot(NamedTuple):
+    frame: Frame
+    step: int
+    visit: int
+
+
+class _Parked(NamedTuple):
+    """A branch waiting for a person: its pauses, and (for an approval) the step it already ran."""
+
+    pauses: tuple[Pause, ...]
+    called: Called | None = None
+
+
+class _Failed(NamedTuple):
+    records: tuple[Step, ...]
+    error: BaseException
+
+
+async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> tuple[Frame, ...] | Ending:
+    """Run ``frames`` together; the frames that come next, or why the run stops."""
+    plan = level.plan
+    n = len(frames)
+    if level.steps + n > plan.max_steps:
+        return walker._hit_max_steps(level, frames[0].node)
+    if walker.meter.budget is not None and (reason := walker.meter.over()) is not None:
+        return Ending("aborted", reason)
+    level.last_node, level.same = None, 0
+    base = level.steps
+    slots = _number(level, frames, base)
+    settled = {entry["step"]: entry for entry in level.settled}
+    level.settled = []
+    try:
+        results = await _run(walker, level, slots, settled)
+    except Aborted as aborted:
+        return _undo(level, slots, base, Ending("aborted", aborted.reason))
+    except (asyncio.CancelledError, KeyboardInterrupt) as stop:
+        why = "cancelled" if isinstance(stop, asyncio.CancelledError) else "interrupted (KeyboardInterrupt)"
+        return _undo(level, slots, base, Ending("aborted", f"{why} during {n} branches at step {base + 1}"))
+    failed = next(((slot, r) for slot, r in zip(slots, results) if isinstance(r, _Failed)), None)
+    if failed is not None and plan.settle == "fail_fast":
+        slot, result = failed
+        level.records.extend(result.records)
+        _keep(level, slots, results)
+        ending = walker.failure(level, None, _BranchFailed(slot, result.error), slot.step)
+        return _undo(level, slots, base, ending, keep_frames=True)
+    parked = [r for r in results if isinstance(r, _Parked)]
+    if parked:
+        _keep(level, slots, results)
+        return _undo(level, slots, base, walker.interrupt(*(p for r in parked for p in r.pauses)), keep_frames=True)
+    # Every branch settled: fold in frontier order, then route.
+    values = level.owner.values
+    try:
+        for slot, result in zip(slots, results):
+            if not isinstance(result, _Failed):
+                values = fold(plan, values, result)
+                edit = result.records[-1].edit
+                if edit:
+                    values = plan.schema.apply(values, edit, slot.frame.node)
+    except InvalidUpdate as exc:
+        return _undo(level, slots, base, walker.failure(level, None, exc, base + 1), keep_frames=True)
+    before = level.owner.values
+    level.owner.values = values
+    level.steps = base + n
+    try:
+        records, taken = _route(walker, level, slots, results)
+    except NbgraphError as exc:
+        level.owner.values = before
+        return _undo(level, slots, base, walker.failure(level, None, exc, base + n), keep_frames=True)
+    level.records.extend(records)
+    for record in records:
+        walker.seconds += record.duration
+    next_frames = walker.next_frames(level, tuple(taken))
+    if walker.persistence.store is not None:
+        try:
+            walker.save(tuple(records), next_frames) if level is walker.root else walker.persistence.progress()
+        except NbgraphError as exc:
+            level.owner.values = before
+            del level.records[-len(records):]
+            return _undo(level, slots, base, walker.failure(level, None, exc, base + n), keep_frames=True)
+    listeners = walker.listeners
+    if listeners.steps:
+        for record in records:
+            for event in step_end_events(walker.thread, record):
+                listeners.emit_step(event)
+    return next_frames
+
+
+def _number(level: Level, frames: tuple[Frame, ...], base: int) -> list[_Slot]:
+    """Give each frame its step, its visit and (if it has none) a branch id, in frontier order."""
+    many = Counter(frame.node for frame in frames if frame.branch is None)
+    index: Counter[str] = Counter()
+    slots = []
+    for i, frame in enumerate(frames):
+        if frame.branch is None and len(frames) > 1:
+            node = frame.node
+            if frame.payload is not NO_PAYLOAD or many[node] > 1:
+                frame = frame._replace(branch=f"{node}[{index[node]}]")
+                index[node] += 1
+            else:
+                frame = frame._replace(branch=node)
+        visit = level.visits.get(frame.node, 0) + 1
+        level.visits[frame.node] = visit
+        slots.append(_Slot(frame, base + 1 + i, visit))
+    return slots
+
+
+def _undo(level: Level, slots: list[_Slot], base: int, ending: Ending, *, keep_frames: bool = False) -> Ending:
+    """The superstep did not complete: its visits are not counted, its frames run again."""
+    for slot in slots:
+        level.visits[slot.frame.node] = level.visits.get(slot.frame.node, 1) - 1
+    level.steps = base
+    if keep_frames:
+        level.frames = tuple(slot.frame for slot in slots)
+    return ending
+
+
+async def _run(walker: Walker, level: Level, slots: list[_Slot], settled: dict[int, Any]) -> list[Any]:
+    """Run every slot's node; a result per slot, in slot order."""
+    plan = level.plan
+    results: list[Any] = [None] * len(slots)
+    tasks: list[asyncio.Task[None]] = []
+    limit = asyncio.Semaphore(plan.max_concurrency) if plan.max_concurrency else None
+    fail_fast = plan.settle == "fail_fast"
+
+    async def run(i: int, slot: _Slot) -> None:
+        if limit is None:
+            results[i] = await _branch(walker, level, slot, settled.get(slot.step))
+        else:
+            async with limit:
+                results[i] = await _branch(walker, level, slot, settled.get(slot.step))
+        if fail_fast and isinstance(results[i], _Failed):
+            for task in tasks:
+                if task is not asyncio.current_task():
+                    task.cancel()
+
+    if not any(plan.nodes[slot.frame.node].is_async for slot in slots):
+        for i, slot in enumerate(slots):  # no node can wait: one after the other, in order
+            await run(i, slot)
+            if fail_fast and isinstance(results[i], _Failed):
+                break
+        return results
+    loop = asyncio.get_running_loop()
+    tasks.extend(loop.create_task(run(i, slot)) for i, slot in enumerate(slots))
+    try:
+        done = await asyncio.gather(*tasks, return_exceptions=True)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    for outcome in done:
+        if isinstance(outcome, Aborted):
+            raise outcome
+    return results
+
+
+async def _branch(walker: Walker, level: Level, slot: _Slot, entry: Mapping[str, Any] | None) -> Any:
+    """One branch: its node's call (or what a checkpoint kept of it), and its approval."""
+    node = level.plan.nodes[slot.frame.node]
+    if entry is not None:
+        called = _restored(entry)
+        pause = entry.get("pause")
+        if pause is None:
+            return called
+        return await _approve(walker, level, node, called, _pause(pause))
+    try:
+        called = await walker.call(level, slot.frame, slot.step, slot.visit)
+    except PauseRequested as paused:
+        return _Parked((paused.pause,))
+    except ChildStopped as child:
+        if child.ending.outcome == "interrupted":
+            return _Parked(child.ending.pauses)
+        return _Failed((), _ChildFailed(child.ending))
+    except TimedOut as timed:
+        return _Failed((), _ChildFailed(Ending("failed", timed.deadline.reason)))
+    except asyncio.CancelledError:
+        return _Failed((), asyncio.CancelledError())
+    if called.error is not None:
+        return _Failed(called.records, called.error)
+    if node.approval:
+        return await _approve(walker, level, node, called, None)
+    return called
+
+
+async def _approve(walker: Walker, level: Level, node: Any, called: Called, pause: Pause | None) -> Any:
+    """A branch's approval: answered now (live, or by a resume), or parked with its step."""
+    record = called.records[-1]
+    if pause is not None:
+        verdict = walker.answered.pop(pause.id, None)
+        if verdict is None:
+            return _Parked((pause,), called)
+        from ..pauses import read_approval
+
+        settled = _verdict(walker, level, node, record, read_approval(verdict))
+    else:
+        try:
+            settled = await approve_step(walker, node, record, level, in_branch=True)
+        except PauseRequested as paused:
+            return _Parked((paused.pause,), called)
+    if isinstance(settled, Ending):
+        return _Failed(called.records, _ChildFailed(settled))
+    record, denied = settled
+    return called._replace(records=(*called.records[:-1], record), hop=denied or called.hop)
+
+
+def _verdict(walker: Walker, level: Level, node: Any, record: Step, verdict: Any) -> Any:
+    from .people import apply_verdict
+
+    return apply_verdict(walker, node, record, verdict, level, in_branch=True)
+
+
+def _route(walker: Walker, level: Level, slots: list[_Slot], results: list[Any]) -> tuple[list[Step], list[tuple[Frame, Hop]]]:
+    """Route every branch that settled (a map once, after its last branch); their records."""
+    plan = level.plan
+    view = plan.schema.view(level.owner.values)
+    last_of_map = {slot.frame.node: i for i, slot in enumerate(slots) if slot.frame.payload is not NO_PAYLOAD}
+    records: list[Step] = []
+    taken: list[tuple[Frame, Hop]] = []
+    for i, (slot, result) in enumerate(zip(slots, results)):
+        if isinstance(result, _Failed):
+            records.extend(result.records)
+            continue
+        frame = slot.frame
+        node = plan.nodes[frame.node]
+        hop = result.hop
+        if hop is None and frame.payload is not NO_PAYLOAD and last_of_map.get(frame.node) != i:
+            records.extend(result.records)  # a map routes once, after its last branch
+            continue
+        if hop is None:
+            hop = node.fixed
+            if hop is None:
+                ctx = result.ctx or (
+                    Context(walker, plan, frame.node, slot.step, slot.visit, frame.path, frame.branch) if node.wants_ctx else None
+                )
+                hop = node.route(view, ctx)
+        records.extend(result.records[:-1])
+        records.append(result.records[-1]._replace(edge=hop.edge))
+        taken.append((frame._replace(branch=None) if frame.payload is not NO_PAYLOAD else frame, hop))
+    return records, taken
+
+
+def _keep(level: Level, slots: list[_Slot], results: list[Any]) -> None:
+    """What a checkpoint keeps of the branches that finished, so a resume does not run them again."""
+    for slot, result in zip(slots, results):
+        if isinstance(result, _Parked) and result.called is not None:
+            level.settled.append(_entry(slot, result.called, result.pauses[0]))
+        elif result is not None and not isinstance(result, (_Parked, _Failed)):
+            level.settled.append(_entry(slot, result, None))
+
+
+def _entry(slot: _Slot, called: Called, pause: Pause | None) -> dict[str, Any]:
+    return settled_entry(slot.step, called, pause)
+
+
+def settled_entry(step: int, called: Called, pause: Pause | None) -> dict[str, Any]:
+    """A branch's result as a checkpoint keeps it (JSON); ``pause`` if it still waits for a verdict."""
+    hop = called.hop
+    return {
+        "step": step,
+        "records": [record.to_json() for record in called.records],
+        "hop": None if hop is None else {"edge": hop.edge._asdict(), "frames": [f.to_json() for f in hop.frames]},
+        "pause": None if pause is None else pause.model_dump(mode="json"),
+    }
+
+
+def _restored(entry: Mapping[str, Any]) -> Called:
+    records = tuple(Step.from_json(record) for record in entry["records"])
+    hop = entry.get("hop")
+    if hop is not None:
+        edge = hop["edge"]
+        hop = Hop(
+            FiredEdge(**{**edge, "fanout": tuple(edge.get("fanout") or ())}),
+            tuple(Frame.from_json(f) for f in hop["frames"]),
+        )
+    return Called(records, records[-1].update, hop, None)
+
+
+def _pause(data: Mapping[str, Any]) -> Pause:
+    from ..pauses import Pause
+
+    return Pause.model_validate(data)
+
+
+class _BranchFailed(NbgraphError):
+    """A branch failed and, with ``settle="fail_fast"``, failed its step."""
+
+    def __init__(self, slot: _Slot, error: BaseException) -> None:
+        frame = slot.frame
+        payload = "" if frame.payload is NO_PAYLOAD else f", payload {frame.payload!r:.80}"
+        cause = error.reason if isinstance(error, _ChildFailed) else f"{type(error).__name__}: {error}"
+        super().__init__(f"branch {frame.branch!r} (node {frame.path!r}{payload}) failed at step {slot.step}: {cause}")
+
+
+class _ChildFailed(Exception):
+    """A branch ended with an ending of its own (a sub-graph failed, a deadline, a denial)."""
+
+    def __init__(self, ending: Ending) -> None:
+        self.reason = ending.reason or ending.outcome
+        super().__init__(self.reason)

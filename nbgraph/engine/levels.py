@@ -1,0 +1,112 @@
+"""Levels: the run's own graph, and the sub-graphs it runs as nodes, each walked on its own.
+
+A level has its own frames, visits, step count (so a sub-graph's ``max_steps``
+applies to it alone) and records. A sub-graph that shares its parent's state reads
+and writes the parent's values; one with ``input``/``output`` mappings has values
+of its own. While the run is inside a sub-graph, a checkpoint keeps the sub-graph's
+level (its frames and progress), so a resume enters it where it stopped instead of
+running it again from its start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidUpdate
+from ..history import NO_PAYLOAD, Frame, Step
+from ..plan import NodePlan, Plan
+
+if TYPE_CHECKING:
+    from .walker import Walker
+
+__all__ = ["Level", "enter", "level_key"]
+
+
+class Level:
+    """One graph's walk inside a run."""
+
+    __slots__ = (
+        "plan", "path", "owner", "values", "frames", "visits", "last_node", "same", "steps", "records", "arrived", "settled",
+    )
+
+    def __init__(self, plan: Plan, path: str = "", owner: Level | None = None, values: dict[str, Any] | None = None) -> None:
+        self.plan = plan
+        self.path = path
+        """Where the level is: "" for the run's graph, ``research`` inside node research."""
+        self.owner: Level = owner if owner is not None else self
+        """The level whose values this one reads and writes (itself, unless it shares its parent's)."""
+        self.values: dict[str, Any] = values if values is not None else {}
+        self.frames: tuple[Frame, ...] = ()
+        self.visits: dict[str, int] = {}
+        self.last_node: str | None = None
+        self.same = 0
+        self.steps = 0
+        """Steps taken at this level (a sub-graph counts its own)."""
+        self.records: list[Step] = []
+        self.arrived: dict[str, set[str]] = {}
+        """Join targets, and the sources that finished since each last ran."""
+        self.settled: list[dict[str, Any]] = []
+        """Branches of a superstep under way that finished while others wait (JSON), kept by checkpoints."""
+
+    def here(self, frames: tuple[Frame, ...], branch: str | None = None) -> tuple[Frame, ...]:
+        """Frames of this level's plan, placed at its path (and on ``branch``)."""
+        if not self.path and branch is None:
+            return frames
+        prefix = f"{self.path}/" if self.path else ""
+        return tuple(f._replace(path=prefix + f.node, branch=branch if f.branch is None else f.branch) for f in frames)
+
+    def snapshot(self, walker: Walker) -> dict[str, Any]:
+        """What a checkpoint keeps of a sub-graph level the run is inside (JSON)."""
+        data: dict[str, Any] = {
+            "frames": [frame.to_json() for frame in self.frames],
+            "visits": dict(self.visits),
+            "streak": [self.last_node, self.same],
+            "steps": self.steps,
+            "records": [record.to_json() for record in self.records],
+            "arrived": {target: sorted(sources) for target, sources in self.arrived.items()},
+            "settled": list(self.settled),
+        }
+        if self.owner is self:
+            data["values"] = self.plan.schema.encode(self.values)
+        return data
+
+    def restore(self, data: Mapping[str, Any]) -> None:
+        self.frames = tuple(Frame.from_json(f) for f in data.get("frames") or ())
+        self.visits = dict(data.get("visits") or {})
+        self.last_node, self.same = data.get("streak") or (None, 0)
+        self.steps = int(data.get("steps") or 0)
+        self.records = [Step.from_json(r) for r in data.get("records") or ()]
+        self.arrived = {target: set(sources) for target, sources in (data.get("arrived") or {}).items()}
+        self.settled = list(data.get("settled") or ())
+        if self.owner is self and "values" in data:
+            self.values = self.plan.schema.decode(data["values"])
+
+
+def level_key(frame: Frame) -> str:
+    """How a checkpoint names a sub-graph level: its path, and its branch when it has one."""
+    return frame.path if frame.branch is None else f"{frame.path}@{frame.branch}"
+
+
+def enter(walker: Walker, parent: Level, frame: Frame, node: NodePlan) -> Level:
+    """The level of the sub-graph ``node`` runs: the one a checkpoint kept, or a new one."""
+    plan = node.subplan
+    assert plan is not None
+    spec = node.spec
+    kept = walker.restored_levels.pop(level_key(frame), None)
+    if spec.input is None:
+        if frame.payload is not NO_PAYLOAD:
+            raise InvalidUpdate(
+                f"node {node.name!r} runs sub-graph {plan.name!r} on this graph's state, so a Send's payload "
+                "has nowhere to go; give the node input= and output= mappings",
+                node=node.name,
+            )
+        level = Level(plan, frame.path, owner=parent.owner)
+    elif kept is not None:
+        level = Level(plan, frame.path)
+    else:
+        given = frame.payload if frame.payload is not NO_PAYLOAD else parent.plan.schema.view(parent.owner.values)
+        level = Level(plan, frame.path, values=plan.schema.initial(spec.input(given)))
+    if kept is not None:
+        level.restore(kept)
+    return level
