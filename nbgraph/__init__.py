@@ -33,7 +33,7 @@ from .errors import (
 )
 from .graph import Graph
 from .history import FiredEdge, Frame, Step
-from .names import END, START, End, Goto
+from .names import END, START, End, Goto, Send
 from .plan import RouteDecision
 from .reducers import Reducer, accumulate, append, merge, overwrite
 from .state import StateView
@@ -88,6 +88,7 @@ __all__ = [
     "SQLiteCheckpointer",
     "START",
     "ScriptedModel",
+    "Send",
     "StateView",
     "Step",
     "ThreadBusy",

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 from .names import START
 from .state import to_jsonable
 
-__all__ = ["NO_PAYLOAD", "FiredEdge", "Frame", "Step", "tally"]
+__all__ = ["NO_PAYLOAD", "FiredEdge", "Frame", "Step", "tally", "tally_within"]
 
 
 class _NoPayload:
@@ -155,11 +155,14 @@ class Step(NamedTuple):
 
 def tally(steps: Iterable[Step], visits: dict[str, int], fired: dict[tuple[str, str], int]) -> None:
     """Add to ``visits`` (node -> completed executions) and ``fired`` ((source, target) ->
-    times taken) what ``steps`` did; step 1 also counts the edge out of START.
+    times taken) what ``steps`` did; step 1 also counts the edge out of START. Steps
+    inside sub-graphs (a path with ``/``) are counted by :func:`tally_within`.
 
     Feed it a run's steps all at once (an export) or a few at a time (a live view).
     """
     for record in steps:
+        if "/" in record.path:
+            continue
         if record.step == 1:
             fired[(START, record.node)] = fired.get((START, record.node), 0) + 1
         if record.error is None:
@@ -169,3 +172,10 @@ def tally(steps: Iterable[Step], visits: dict[str, int], fired: dict[tuple[str, 
             for target in edge.targets:
                 key = (edge.source, target)
                 fired[key] = fired.get(key, 0) + 1
+
+
+def tally_within(steps: Iterable[Step], path: str, visits: dict[str, int], fired: dict[tuple[str, str], int]) -> None:
+    """:func:`tally` for the steps of the sub-graph at ``path`` (``research``, ``research/deep``)."""
+    prefix = path + "/"
+    inner = [r._replace(path=r.path[len(prefix):]) for r in steps if r.path.startswith(prefix)]
+    tally(inner, visits, fired)

@@ -14,7 +14,7 @@ EXPECTED_NAMES = {
     "MemoryCheckpointer", "MessagesState", "NbgraphError", "NoEdgeMatched", "NoPendingRequest",
     "OpenAIModel", "Outcome", "Pause", "Reducer", "RedisCheckpointer", "ResumeError", "RouteDecision",
     "RoutingError", "Run", "RunFailed", "RunResult", "RunStillRunning", "SQLiteCheckpointer",
-    "ScriptedModel", "StateView", "Step", "ThreadBusy", "ThreadExists",
+    "ScriptedModel", "Send", "StateView", "Step", "ThreadBusy", "ThreadExists",
     "accumulate", "append", "default_checkpointer", "llm_node", "merge", "overwrite", "parse_ndjson", "tool",
 }
 

@@ -14,7 +14,7 @@ from .limits import Deadline
 if TYPE_CHECKING:
     from .context import Context
 
-__all__ = ["Called", "ChildStopped", "TimedOut", "error_text", "fold", "make_step"]
+__all__ = ["Called", "ChildStopped", "TimedOut", "error_text", "fold", "make_step", "replay", "shares_state"]
 
 
 class Called(NamedTuple):
@@ -46,10 +46,44 @@ class TimedOut(BaseException):
 
 
 def fold(plan: Plan, values: dict[str, Any], called: Called) -> dict[str, Any]:
-    """The values after ``called``'s update (and a person's edit of it) are folded in."""
+    """The values after what ``called`` changed is folded in.
+
+    A sub-graph on this graph's state worked on a copy of it: its steps' updates are
+    replayed here, in order, as if it had run inline, so branches that each ran one
+    fold the same way whatever order they finished in.
+    """
+    *inner, own = called.records
+    if inner:
+        node = plan.nodes[own.node]
+        if node.subplan is not None and node.spec.input is None:
+            prefix = len(own.path) + 1
+            for record in inner:
+                if record.error is None and shares_state(node.subplan, record.path[prefix:]):
+                    values = replay(plan.schema, values, record)
     if called.update:
-        values = plan.schema.apply(values, called.update, called.records[-1].node)
+        values = plan.schema.apply(values, called.update, own.node)
     return values
+
+
+def replay(schema: Any, values: dict[str, Any], record: Step) -> dict[str, Any]:
+    """The values after ``record``'s update (and a person's edit) are folded in."""
+    if record.update:
+        values = schema.apply(values, record.update, record.node)
+    if record.edit:
+        values = schema.apply(values, record.edit, record.node)
+    return values
+
+
+def shares_state(plan: Plan, path: str) -> bool:
+    """Whether a record at ``path`` (below ``plan``) changed ``plan``'s state: every sub-graph on the way shares it."""
+    *containers, _ = path.split("/")
+    for name in containers:
+        node = plan.nodes.get(name)
+        if node is None or node.subplan is None or node.spec.input is not None:
+            return False
+        plan = node.subplan
+    return True
+
 
 
 def make_step(

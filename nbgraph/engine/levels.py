@@ -101,7 +101,8 @@ def enter(walker: Walker, parent: Level, frame: Frame, node: NodePlan) -> Level:
                 "has nowhere to go; give the node input= and output= mappings",
                 node=node.name,
             )
-        level = Level(plan, frame.path, owner=parent.owner)
+        # On a copy of the parent's state: its steps fold into the parent's when it ends.
+        level = Level(plan, frame.path, values=dict(parent.owner.values))
     elif kept is not None:
         level = Level(plan, frame.path)
     else:

@@ -159,12 +159,23 @@ def trace(
     hit_max_steps: bool,
     resumed: bool = False,
 ) -> Iterator[Any]:
-    """A run's events rebuilt from its history, in the order they were reported."""
+    """A run's events rebuilt from its history, in the order they were reported.
+
+    A sub-graph node's record comes after its own steps' (it ends after them), but it
+    was entered before them: its node-enter is put back there.
+    """
     yield run_start(thread, 0, graph, resumed)
     if start_edge is not None:
         yield route_event(thread, 0, start_edge)
-    for record in history:
-        yield node_enter(thread, record.step, record.node, record.visit, record.path, record.branch)
+    entered: set[str] = set()
+    for i, record in enumerate(history):
+        if "/" in record.path:
+            for container in _containers(history, i, entered):
+                yield node_enter(thread, container.step, container.node, container.visit, container.path, container.branch)
+        if record.path in entered:
+            entered.discard(record.path)
+        else:
+            yield node_enter(thread, record.step, record.node, record.visit, record.path, record.branch)
         yield from record.events
         if record.error is not None:
             continue
@@ -178,3 +189,16 @@ def trace(
     for pause in pauses:
         yield interrupt(thread, step, pause)
     yield done(thread, step, outcome, reason, hit_max_steps)
+
+
+def _containers(history: Sequence[Step], i: int, entered: set[str]) -> Iterator[Step]:
+    """The sub-graph nodes record ``i`` runs inside that the trace has not entered yet, outermost first."""
+    parts = history[i].path.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        path = "/".join(parts[:depth])
+        if path in entered:
+            continue
+        container = next((r for r in history[i + 1 :] if r.path == path), None)
+        if container is not None:
+            entered.add(path)
+            yield container

@@ -22,6 +22,7 @@ from ..history import Frame, Step
 from ..names import END, START, new_id
 from ..plan import Plan
 from ..state import to_jsonable
+from .calls import replay, shares_state
 from .people import check_storable
 
 if TYPE_CHECKING:
@@ -214,18 +215,9 @@ class Persistence:
         for record in walker.history:
             if "/" not in record.path and record.step > step:
                 break
-            if record.error is None and shares_root(walker.plan, record.path):
+            if record.error is None and shares_state(walker.plan, record.path):
                 values = replay(schema, values, record)
         return values
-
-
-def replay(schema: Any, values: dict[str, Any], record: Step) -> dict[str, Any]:
-    """The values after ``record``'s update (and a person's edit) are folded in."""
-    if record.update:
-        values = schema.apply(values, record.update, record.node)
-    if record.edit:
-        values = schema.apply(values, record.edit, record.node)
-    return values
 
 
 def _unsaveable(values: Mapping[str, Any], record: Step | None, exc: Exception) -> InvalidUpdate:
@@ -262,7 +254,7 @@ def keep_for_resume(walker: Walker, ending: Ending) -> None:
         if record.error is not None:
             continue
         taken.append(record)
-        if shares_root(plan, record.path):
+        if shares_state(plan, record.path):
             values = replay(plan.schema, values, record)
         if "/" in record.path:
             continue  # a sub-graph's step is kept with the step of the node that ran it
@@ -277,17 +269,6 @@ def keep_for_resume(walker: Walker, ending: Ending) -> None:
     )
     store.put(thread, last)
     walker.persistence.last = last
-
-
-def shares_root(plan: Plan, path: str) -> bool:
-    """Whether a record at ``path`` changed the run's own state (its sub-graphs share it)."""
-    *containers, _ = path.split("/")
-    for name in containers:
-        node = plan.nodes.get(name)
-        if node is None or node.subplan is None or node.spec.input is not None:
-            return False
-        plan = node.subplan
-    return True
 
 
 def open_thread(

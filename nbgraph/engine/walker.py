@@ -210,10 +210,10 @@ class Walker:
         ctx = Context(self, plan, START, 0, 1, f"{level.path}/{START}" if level.path else START) if start.wants_ctx else None
         hop = start.fixed or start.route(plan.schema.view(level.owner.values), ctx)
         level.frames = level.here(hop.frames)
-        if level is self.root:
+        if level is self.root:  # (a sub-graph's first step says where it began)
             self.start_edge = hop.edge
             self.save((), hop.frames)
-        self.listeners.emit_step_if(lambda: route_event(self.thread, level.steps, hop.edge, level.path))
+            self.listeners.emit_step_if(lambda: route_event(self.thread, 0, hop.edge))
 
     def route_from(self, record: Step) -> Hop:
         """Route out of a step already taken, with a context like the step's own."""
@@ -445,7 +445,7 @@ class Walker:
         del self.open_levels[key]
         output = node.spec.output
         update = output(child.plan.schema.view(child.values)) if output is not None else None
-        return update, tuple(child.records)
+        return update, tuple(child.records)  # a shared sub-graph's steps are replayed by fold()
 
     async def _within(self, work: Any, deadline: Deadline) -> Any:
         """Await an async node's ``work``, cancelling it if it overruns ``deadline``."""
