@@ -162,16 +162,23 @@ async def _run(walker: Walker, level: Level, slots: list[_Slot], settled: dict[i
     limit = asyncio.Semaphore(plan.max_concurrency) if plan.max_concurrency else None
     fail_fast = plan.settle == "fail_fast"
 
+    def cancel_others() -> None:
+        for task in tasks:
+            if task is not asyncio.current_task():
+                task.cancel()
+
     async def run(i: int, slot: _Slot) -> None:
-        if limit is None:
-            results[i] = await _branch(walker, level, slot, settled.get(slot.step))
-        else:
-            async with limit:
+        try:
+            if limit is None:
                 results[i] = await _branch(walker, level, slot, settled.get(slot.step))
+            else:
+                async with limit:
+                    results[i] = await _branch(walker, level, slot, settled.get(slot.step))
+        except Aborted:
+            cancel_others()  # the run's budget is spent: no branch goes on
+            raise
         if fail_fast and isinstance(results[i], _Failed):
-            for task in tasks:
-                if task is not asyncio.current_task():
-                    task.cancel()
+            cancel_others()
 
     if not any(plan.nodes[slot.frame.node].is_async for slot in slots):
         for i, slot in enumerate(slots):  # no node can wait: one after the other, in order
@@ -212,7 +219,10 @@ async def _branch(walker: Walker, level: Level, slot: _Slot, entry: Mapping[str,
             return _Parked(child.ending.pauses)
         return _Failed((), _ChildFailed(child.ending))
     except TimedOut as timed:
-        return _Failed((), _ChildFailed(Ending("failed", timed.deadline.reason)))
+        deadline = timed.deadline
+        if deadline.outcome == "aborted":
+            raise Aborted(f"{deadline.reason} at step {slot.step}") from None
+        return _Failed((), _ChildFailed(Ending("failed", f"{deadline.reason} at step {slot.step}")))
     except asyncio.CancelledError:
         return _Failed((), asyncio.CancelledError())
     if called.error is not None:

@@ -482,11 +482,11 @@ class Walker:
         if len(pauses) > 1:
             reason = f"waiting for {len(pauses)} answers, first {what} node {first.node!r}: {first.prompt}"
         if not self.live:
-            ids = f"pause={first.id!r}" if len(pauses) == 1 else "{pause_id: answer, ...}"
-            reason += (
-                f" — answer with g.resume(result, answer) or g.resume({self.thread!r}, "
-                f"{'answer, ' + ids if len(pauses) == 1 else ids}); for live answers use run = g.start(...) and `await run`"
+            how = (
+                f"g.resume(result, answer) or g.resume({self.thread!r}, answer, pause={first.id!r})" if len(pauses) == 1
+                else "g.resume(result, {pause.id: answer, ...}) for the pauses in result.pauses"
             )
+            reason += f" — answer with {how}; for live answers use run = g.start(...) and `await run`"
         return Ending("interrupted", reason, pauses=pauses)
 
     # -- stopping short ---------------------------------------------------------------
