@@ -92,7 +92,7 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
     try:
         for slot, result in zip(slots, results):
             if not isinstance(result, _Failed):
-                values = fold(plan, values, result)
+                values = fold(plan, values, result.update, result.records[:-1], slot.frame)
                 edit = result.records[-1].edit
                 if edit:
                     values = plan.schema.apply(values, edit, slot.frame.node)

@@ -45,23 +45,24 @@ class TimedOut(BaseException):
         super().__init__(deadline.reason)
 
 
-def fold(plan: Plan, values: dict[str, Any], called: Called) -> dict[str, Any]:
-    """The values after what ``called`` changed is folded in.
+def fold(
+    plan: Plan, values: dict[str, Any], update: Mapping[str, Any] | None, inner: tuple[Step, ...], frame: Frame
+) -> dict[str, Any]:
+    """The values after a step's ``update`` (and a sub-graph's ``inner`` steps) are folded in.
 
     A sub-graph on this graph's state worked on a copy of it: its steps' updates are
     replayed here, in order, as if it had run inline, so branches that each ran one
     fold the same way whatever order they finished in.
     """
-    *inner, own = called.records
     if inner:
-        node = plan.nodes[own.node]
+        node = plan.nodes[frame.node]
         if node.subplan is not None and node.spec.input is None:
-            prefix = len(own.path) + 1
+            prefix = len(frame.path) + 1
             for record in inner:
                 if record.error is None and shares_state(node.subplan, record.path[prefix:]):
                     values = replay(plan.schema, values, record)
-    if called.update:
-        values = plan.schema.apply(values, called.update, own.node)
+    if update:
+        values = plan.schema.apply(values, update, frame.node)
     return values
 
 

@@ -281,10 +281,24 @@ class Walker:
         step = level.steps + 1
         owner = level.owner
         before = owner.values
+        ctx = Context(self, plan, name, step, visit, frame.path, frame.branch) if node.wants_ctx else None
+        listeners = self.listeners
+        if listeners.steps:
+            listeners.emit_step(node_enter(self.thread, step, name, visit, frame.path, frame.branch))
+        self.node = name
+        meter = self.meter
+        started = time.time()
+        t0 = time.perf_counter()
+        waited0 = meter.waited
+        inner: tuple[Step, ...] = ()
         try:
-            called = await self.call(level, frame, step, visit)
+            update, hop, inner = await self._invoke(level, frame, node, ctx)
+            values = fold(plan, before, update, inner, frame) if inner else (
+                plan.schema.apply(before, update, name) if update else before
+            )
         except PauseRequested as paused:
-            return self._paused(level, frame, paused)
+            level.frames = (frame,)  # the node runs again on resume, from its start
+            return self.interrupt(paused.pause)
         except Aborted as aborted:
             return Ending("aborted", aborted.reason)
         except TimedOut as timed:
@@ -293,23 +307,20 @@ class Walker:
             return child.ending
         except (asyncio.CancelledError, KeyboardInterrupt) as stop:
             return self._stopped(level, frame, step, stop)
-        records = called.records
-        if called.error is not None:
-            level.records.extend(records)
-            return self.failure(level, frame, called.error, step)
-        try:
-            values = fold(plan, before, called)
-        except InvalidUpdate as exc:
-            level.records.extend(records[:-1])
-            level.records.append(records[-1]._replace(update=None, error=error_text(exc)))
+        except Exception as exc:
+            level.records.extend(inner)
+            level.records.append(make_step(step, frame, visit, started, time.perf_counter() - t0, None, None, ctx, exc))
             return self.failure(level, frame, exc, step)
-        record = records[-1]
+        finally:
+            self.node = None
+        duration = time.perf_counter() - t0 - (meter.waited - waited0)
         level.visits[name] = visit
         level.steps = step
         owner.values = values
-        self.seconds += record.duration
-        hop = called.hop
+        self.seconds += duration
+        record = None
         if node.approval:
+            record = make_step(step, frame, visit, started, duration, update, hop.edge if hop else None, ctx)
             try:
                 verdict = await approve_step(self, node, record, level)
             except PauseRequested as paused:
@@ -317,33 +328,35 @@ class Walker:
                     # In a sub-graph the step waits as a branch would: kept, folded after the verdict.
                     level.steps, owner.values = step - 1, before
                     level.visits[name] = visit - 1
-                    level.settled.append(settled_entry(step, called._replace(records=records), paused.pause))
+                    level.settled.append(settled_entry(step, Called((*inner, record), update, hop, ctx), paused.pause))
                     level.frames = (frame,)
                     return self.interrupt(paused.pause)
                 # Durable: the step is done and saved; its routing waits for the verdict.
-                level.records.extend(records)
-                self.save(records, ())
+                level.records.extend((*inner, record))
+                self.save((*inner, record), ())
                 return self.interrupt(paused.pause)
             if type(verdict) is Ending:
                 return verdict
             record, denied = verdict
-            records = (*records[:-1], record)
             hop = denied or hop
             values = owner.values
         if hop is None:
             hop = node.fixed
             if hop is None:
                 try:
-                    hop = node.route(plan.schema.view(values), called.ctx)
+                    hop = node.route(plan.schema.view(values), ctx)
                 except NbgraphError as exc:
                     # The step fails as a whole: its update is dropped, the node re-runs on resume.
                     level.steps, owner.values = step - 1, before
                     level.visits[name] = visit - 1
-                    level.records.extend(records[:-1])
-                    level.records.append(record._replace(update=None, error=error_text(exc)))
+                    level.records.extend(inner)
+                    level.records.append(make_step(step, frame, visit, started, duration, None, None, ctx, exc))
                     return self.failure(level, frame, exc, step)
-        record = record._replace(edge=hop.edge)
-        records = (*records[:-1], record)
+        if record is None:
+            record = make_step(step, frame, visit, started, duration, update, hop.edge, ctx)
+        else:
+            record = record._replace(edge=hop.edge)
+        records = (*inner, record) if inner else (record,)
         level.records.extend(records)
         frames = hop.frames if hop.join is None and not level.path else self.next_frames(level, ((frame, hop),))
         if self.persistence.store is not None:
@@ -356,7 +369,6 @@ class Walker:
                 del level.records[-len(records):]
                 level.records.append(record._replace(update=None, edge=None, error=error_text(exc)))
                 return self.failure(level, frame, exc, step)
-        listeners = self.listeners
         if listeners.steps:
             if node.approval:  # node-exit and the verdict were announced while waiting
                 listeners.emit_step(route_event(self.thread, step, hop.edge, frame.path, frame.branch))
@@ -393,7 +405,7 @@ class Walker:
     # -- calling a node ---------------------------------------------------------------
 
     async def call(self, level: Level, frame: Frame, step: int, visit: int) -> Called:
-        """Call ``frame``'s node (or walk the sub-graph it is) and say what it gave.
+        """Call a branch's node (or walk the sub-graph it is) and say what it gave.
 
         A node's own exception comes back in ``error``; a pause, a budget, a deadline, a
         stop and a stopped sub-graph are raised.
@@ -412,27 +424,36 @@ class Walker:
         waited0 = meter.waited
         inner: tuple[Step, ...] = ()
         try:
-            if node.subplan is not None:
-                update, inner = await self._walk_child(level, frame, node)
-                hop = None
-            else:
-                given = plan.schema.view(level.owner.values) if frame.payload is NO_PAYLOAD else frame.payload
-                out = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
-                if node.is_async:
-                    deadline = meter.deadline(name, node.timeout) if node.timeout is not None or meter.timed else None
-                    out = await (out if deadline is None else self._within(out, deadline))
-                if out is None:
-                    update, hop = None, None
-                elif type(out) is dict:
-                    update, hop = out, None
-                else:
-                    update, hop = _read_output(out, node, plan)
+            update, hop, inner = await self._invoke(level, frame, node, ctx)
         except Exception as exc:
-            return Called((*inner, make_step(step, frame, visit, started, time.perf_counter() - t0, None, None, ctx, exc)), None, None, ctx, exc)
+            record = make_step(step, frame, visit, started, time.perf_counter() - t0, None, None, ctx, exc)
+            return Called((*inner, record), None, None, ctx, exc)
         finally:
             self.node = None
         duration = time.perf_counter() - t0 - (meter.waited - waited0)
-        return Called((*inner, make_step(step, frame, visit, started, duration, update, hop.edge if hop else None, ctx)), update, hop, ctx)
+        record = make_step(step, frame, visit, started, duration, update, hop.edge if hop else None, ctx)
+        return Called((*inner, record), update, hop, ctx)
+
+    async def _invoke(
+        self, level: Level, frame: Frame, node: NodePlan, ctx: Context | None
+    ) -> tuple[Mapping[str, Any] | None, Hop | None, tuple[Step, ...]]:
+        """Run the node's function (or walk its sub-graph): its update, its command's hop, a sub-graph's steps."""
+        if node.subplan is not None:
+            update, inner = await self._walk_child(level, frame, node)
+            return update, None, inner
+        plan = level.plan
+        given = plan.schema.view(level.owner.values) if frame.payload is NO_PAYLOAD else frame.payload
+        out = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
+        if node.is_async:
+            meter = self.meter
+            deadline = meter.deadline(node.name, node.timeout) if node.timeout is not None or meter.timed else None
+            out = await (out if deadline is None else self._within(out, deadline))
+        if out is None:
+            return None, None, ()
+        if type(out) is dict:
+            return out, None, ()
+        update, hop = _read_output(out, node, plan)
+        return update, hop, ()
 
     async def _walk_child(self, parent: Level, frame: Frame, node: NodePlan) -> tuple[Mapping[str, Any] | None, tuple[Step, ...]]:
         """Walk the sub-graph ``node`` runs; its update for the parent, and the sub-graph's records."""
@@ -468,11 +489,6 @@ class Walker:
 
     async def wait_for_person(self, pause: Pause, ctx: Context | None) -> Any:
         return await wait_for_person(self, pause, ctx)
-
-    def _paused(self, level: Level, frame: Frame, paused: PauseRequested) -> Ending:
-        """A durable pause inside a node: the node runs again on resume, from its start."""
-        level.frames = (frame,)
-        return self.interrupt(paused.pause)
 
     def interrupt(self, *pauses: Pause) -> Ending:
         """A durable pause: end the run ``interrupted``; the checkpoint is written as it ends."""
