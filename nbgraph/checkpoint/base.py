@@ -12,7 +12,7 @@ from .leases import Lease
 if TYPE_CHECKING:
     from ..pauses import Pause
 
-__all__ = ["Checkpoint", "Checkpointer", "Lease", "Status"]
+__all__ = ["Checkpoint", "Checkpointer", "Lease", "Status", "taken"]
 
 Status = Literal["running", "interrupted", "failed", "aborted", "denied", "done"]
 
@@ -27,9 +27,10 @@ class Checkpoint(NamedTuple):
     first, or the run is over); ``pauses`` the requests open when the run stopped
     (several at once when parallel branches wait). ``answers`` holds every input
     answered so far, by slot, so a node re-run after a resume gets its answers back.
-    ``steps`` are the records of the step(s) that led here: one for a node, one per
-    branch when several ran together, a sub-graph's own steps before the step of the
-    node that ran it; none at step 0. A run stopped inside a step keeps what it must
+    ``record`` is the record of the step that led here (None at step 0), and ``inner``
+    the records taken with it: the other branches when several ran together, a
+    sub-graph's own steps before the step of the node that ran it (``steps`` has
+    them all, in order). A run stopped inside a step keeps what it must
     not redo: ``settled`` (branches that finished while others wait) and ``levels``
     (the sub-graphs it is inside, each with its own frames). A named tuple, like
     :class:`~nbgraph.Step`, because a run with a store builds one per step.
@@ -44,7 +45,10 @@ class Checkpoint(NamedTuple):
     reason: str | None = None
     pauses: tuple[Pause, ...] = ()
     answers: Mapping[str, Any] = _NO_ANSWERS
-    steps: tuple[Step, ...] = ()
+    record: Step | None = None
+    inner: tuple[Step, ...] = ()
+    """Records of the same step before ``record`` (kept apart so that a step of one
+    node, the common case, costs no tuple)."""
     run: str | None = None
     """The run that wrote it."""
     totals: Mapping[str, Any] | None = None
@@ -56,9 +60,11 @@ class Checkpoint(NamedTuple):
     """The sub-graphs the run is inside, by path, each with its frames and progress (JSON)."""
 
     @property
-    def record(self) -> Step | None:
-        """The record of the step that led here (the last, when several did), or None."""
-        return self.steps[-1] if self.steps else None
+    def steps(self) -> tuple[Step, ...]:
+        """Every record of the step that led here, in order (none at step 0)."""
+        if self.record is None:
+            return ()
+        return (*self.inner, self.record) if self.inner else (self.record,)
 
     @property
     def next(self) -> str | None:
@@ -72,6 +78,13 @@ class Checkpoint(NamedTuple):
 
     def with_status(self, status: Status, **changes: Any) -> Checkpoint:
         return self._replace(status=status, **changes)
+
+
+def taken(records: tuple[Step, ...] | list[Step]) -> dict[str, Any]:
+    """The ``record`` and ``inner`` fields of a checkpoint whose step took ``records``."""
+    if not records:
+        return {"record": None, "inner": ()}
+    return {"record": records[-1], "inner": tuple(records[:-1])}
 
 
 @runtime_checkable

@@ -23,7 +23,7 @@ from ..errors import CheckpointError, ResumeError, ThreadExists
 from ..history import Frame, Step
 from ..reducers import AppendLog
 from ..state import to_json
-from .base import Checkpoint
+from .base import Checkpoint, taken
 from .leases import Lease, renewer
 
 if TYPE_CHECKING:
@@ -241,7 +241,7 @@ class LogStore:
                 reason=data.get("reason"),
                 pauses=_pauses(data.get("pauses")),
                 answers=self._loads(answers, thread, row.step) if answers else {},
-                steps=self._records(data, thread, row.step),
+                **taken(self._records(data, thread, row.step)),
                 run=data.get("run"),
                 totals=data.get("totals"),
                 settled=tuple(data.get("settled") or ()),

@@ -100,7 +100,7 @@ class MemoryCheckpointer:
         copied = {k: c._replace(thread=new_thread) for k, c in steps.items() if k < step}
         copied[step] = base._replace(
             thread=new_thread, graph=graph or base.graph, frames=_refork(base), status="running", reason=None, pauses=(),
-            steps=_unrouted(base.steps), settled=(), levels={},
+            **_unrouted(base), settled=(), levels={},
         )
         self._threads[new_thread] = copied
 
@@ -114,12 +114,12 @@ class MemoryCheckpointer:
         return f"MemoryCheckpointer({len(self._threads)} threads)"
 
 
-def _unrouted(steps: tuple[Step, ...]) -> tuple[Step, ...]:
+def _unrouted(base: Checkpoint) -> dict[str, Step | None]:
     """A fork routes its step again with the graph as defined now: one record's edge is left to do."""
-    if len(steps) == 1:
-        return (steps[0]._replace(edge=None),)
-    return steps  # several branches: their routing stays as it was
+    if base.record is None or base.inner:
+        return {}  # several branches: their routing stays as it was
+    return {"record": base.record._replace(edge=None)}
 
 
 def _refork(base: Checkpoint) -> tuple:
-    return base.frames if len(base.steps) > 1 else ()
+    return base.frames if base.inner else ()

@@ -88,7 +88,7 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
         _keep(level, slots, results)
         return _undo(level, slots, base, walker.interrupt(*(p for r in parked for p in r.pauses)), keep_frames=True)
     # Every branch settled: fold in frontier order, then route.
-    values = level.owner.values
+    values = level.values
     try:
         for slot, result in zip(slots, results):
             if not isinstance(result, _Failed):
@@ -98,13 +98,13 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
                     values = plan.schema.apply(values, edit, slot.frame.node)
     except InvalidUpdate as exc:
         return _undo(level, slots, base, walker.failure(level, None, exc, base + 1), keep_frames=True)
-    before = level.owner.values
-    level.owner.values = values
+    before = level.values
+    level.values = values
     level.steps = base + n
     try:
         records, taken = _route(walker, level, slots, results)
     except NbgraphError as exc:
-        level.owner.values = before
+        level.values = before
         return _undo(level, slots, base, walker.failure(level, None, exc, base + n), keep_frames=True)
     level.records.extend(records)
     for record in records:
@@ -114,7 +114,7 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
         try:
             walker.save(tuple(records), next_frames) if level is walker.root else walker.persistence.progress()
         except NbgraphError as exc:
-            level.owner.values = before
+            level.values = before
             del level.records[-len(records):]
             return _undo(level, slots, base, walker.failure(level, None, exc, base + n), keep_frames=True)
     listeners = walker.listeners
@@ -262,7 +262,7 @@ def _verdict(walker: Walker, level: Level, node: Any, record: Step, verdict: Any
 def _route(walker: Walker, level: Level, slots: list[_Slot], results: list[Any]) -> tuple[list[Step], list[tuple[Frame, Hop]]]:
     """Route every branch that settled (a map once, after its last branch); their records."""
     plan = level.plan
-    view = plan.schema.view(level.owner.values)
+    view = plan.schema.view(level.values)
     last_of_map = {slot.frame.node: i for i, slot in enumerate(slots) if slot.frame.payload is not NO_PAYLOAD}
     records: list[Step] = []
     taken: list[tuple[Frame, Hop]] = []

@@ -1,9 +1,9 @@
 """Levels: the run's own graph, and the sub-graphs it runs as nodes, each walked on its own.
 
 A level has its own frames, visits, step count (so a sub-graph's ``max_steps``
-applies to it alone) and records. A sub-graph that shares its parent's state reads
-and writes the parent's values; one with ``input``/``output`` mappings has values
-of its own. While the run is inside a sub-graph, a checkpoint keeps the sub-graph's
+applies to it alone), records and values: a sub-graph on its parent's state walks
+a copy of the parent's values and its steps fold into the parent's when it ends;
+one with ``input``/``output`` mappings starts from what ``input`` gives it. While the run is inside a sub-graph, a checkpoint keeps the sub-graph's
 level (its frames and progress), so a resume enters it where it stopped instead of
 running it again from its start.
 """
@@ -27,15 +27,13 @@ class Level:
     """One graph's walk inside a run."""
 
     __slots__ = (
-        "plan", "path", "owner", "values", "frames", "visits", "last_node", "same", "steps", "records", "arrived", "settled",
+        "plan", "path", "values", "frames", "visits", "last_node", "same", "steps", "records", "arrived", "settled",
     )
 
-    def __init__(self, plan: Plan, path: str = "", owner: Level | None = None, values: dict[str, Any] | None = None) -> None:
+    def __init__(self, plan: Plan, path: str = "", values: dict[str, Any] | None = None) -> None:
         self.plan = plan
         self.path = path
         """Where the level is: "" for the run's graph, ``research`` inside node research."""
-        self.owner: Level = owner if owner is not None else self
-        """The level whose values this one reads and writes (itself, unless it shares its parent's)."""
         self.values: dict[str, Any] = values if values is not None else {}
         self.frames: tuple[Frame, ...] = ()
         self.visits: dict[str, int] = {}
@@ -66,9 +64,8 @@ class Level:
             "records": [record.to_json() for record in self.records],
             "arrived": {target: sorted(sources) for target, sources in self.arrived.items()},
             "settled": list(self.settled),
+            "values": self.plan.schema.encode(self.values),
         }
-        if self.owner is self:
-            data["values"] = self.plan.schema.encode(self.values)
         return data
 
     def restore(self, data: Mapping[str, Any]) -> None:
@@ -79,7 +76,7 @@ class Level:
         self.records = [Step.from_json(r) for r in data.get("records") or ()]
         self.arrived = {target: set(sources) for target, sources in (data.get("arrived") or {}).items()}
         self.settled = list(data.get("settled") or ())
-        if self.owner is self and "values" in data:
+        if "values" in data:
             self.values = self.plan.schema.decode(data["values"])
 
 
@@ -102,11 +99,11 @@ def enter(walker: Walker, parent: Level, frame: Frame, node: NodePlan) -> Level:
                 node=node.name,
             )
         # On a copy of the parent's state: its steps fold into the parent's when it ends.
-        level = Level(plan, frame.path, values=dict(parent.owner.values))
+        level = Level(plan, frame.path, values=dict(parent.values))
     elif kept is not None:
         level = Level(plan, frame.path)
     else:
-        given = frame.payload if frame.payload is not NO_PAYLOAD else parent.plan.schema.view(parent.owner.values)
+        given = frame.payload if frame.payload is not NO_PAYLOAD else parent.plan.schema.view(parent.values)
         level = Level(plan, frame.path, values=plan.schema.initial(spec.input(given)))
     if kept is not None:
         level.restore(kept)

@@ -225,9 +225,8 @@ def apply_verdict(
         return record._replace(edge=edge), level.plan.hop_of(edge)
     if verdict.update:
         if not in_branch:
-            owner = level.owner
             try:
-                owner.values = level.plan.schema.apply(owner.values, verdict.update, spec.name)
+                level.values = level.plan.schema.apply(level.values, verdict.update, spec.name)
             except InvalidUpdate as exc:
                 return walker.failure(level, Frame(record.node, record.path, record.branch), exc, record.step)
         record = record._replace(edit=verdict.update)

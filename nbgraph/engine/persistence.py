@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..checkpoint.base import Checkpoint, Checkpointer
+from ..checkpoint.base import Checkpoint, Checkpointer, taken
 from ..checkpoint.leases import Lease
 from ..checkpoint.memory import MemoryCheckpointer
 from ..errors import InvalidUpdate, ResumeError, ThreadExists, did_you_mean
@@ -95,7 +95,7 @@ class Persistence:
         walker = self._walker
         checkpoint = Checkpoint(
             walker.thread, walker.plan.name, walker.step, walker.values, frames,
-            status, reason, (), walker.pauses.answers_copy(), records, self.run,
+            status, reason, (), walker.pauses.answers_copy(), records[-1] if records else None, records[:-1], self.run,
             walker.totals() if self._totals else None,
         )
         self._put(checkpoint)
@@ -249,18 +249,18 @@ def keep_for_resume(walker: Walker, ending: Ending) -> None:
     start = tuple(f for t in walker.start_edge.targets if t in plan.nodes for f in plan.frames_to(t)) if walker.start_edge else walker.frames
     values = walker.input
     store.put(thread, Checkpoint(thread, plan.name, 0, values, start))
-    taken: list[Step] = []
+    records: list[Step] = []
     for record in walker.history:
         if record.error is not None:
             continue
-        taken.append(record)
+        records.append(record)
         if shares_state(plan, record.path):
             values = replay(plan.schema, values, record)
         if "/" in record.path:
             continue  # a sub-graph's step is kept with the step of the node that ran it
         frames = plan.frames_to(record.edge.target) if record.edge and record.edge.target in (*plan.nodes, END) else ()
-        store.put(thread, Checkpoint(thread, plan.name, record.step, values, frames, steps=tuple(taken)))
-        taken = []
+        store.put(thread, Checkpoint(thread, plan.name, record.step, values, frames, **taken(records)))
+        records = []
     last = store.get(thread)
     assert last is not None
     last = last._replace(
@@ -424,5 +424,5 @@ def fork_thread(
         values = schema.apply(schema.decode(base.state), update, record.node if record else START)
         if record is not None:
             record = record._replace(edit={**(record.edit or {}), **update})
-        store.put(new_thread, base._replace(state=values, steps=(*base.steps[:-1], record) if record else ()))
+        store.put(new_thread, base._replace(state=values, record=record))
     return new_thread

@@ -208,7 +208,7 @@ class Walker:
         plan = level.plan
         start = plan.start
         ctx = Context(self, plan, START, 0, 1, f"{level.path}/{START}" if level.path else START) if start.wants_ctx else None
-        hop = start.fixed or start.route(plan.schema.view(level.owner.values), ctx)
+        hop = start.fixed or start.route(plan.schema.view(level.values), ctx)
         level.frames = level.here(hop.frames)
         if level is self.root:  # (a sub-graph's first step says where it began)
             self.start_edge = hop.edge
@@ -279,8 +279,7 @@ class Walker:
         node = plan.nodes[name]
         visit = level.visits.get(name, 0) + 1
         step = level.steps + 1
-        owner = level.owner
-        before = owner.values
+        before = level.values
         ctx = Context(self, plan, name, step, visit, frame.path, frame.branch) if node.wants_ctx else None
         listeners = self.listeners
         if listeners.steps:
@@ -292,7 +291,10 @@ class Walker:
         waited0 = meter.waited
         inner: tuple[Step, ...] = ()
         try:
-            update, hop, inner = await self._invoke(level, frame, node, ctx)
+            if node.is_async or node.subplan is not None:
+                update, hop, inner = await self._invoke(level, frame, node, ctx)
+            else:
+                update, hop = self._call(plan, frame, node, ctx, before)
             values = fold(plan, before, update, inner, frame) if inner else (
                 plan.schema.apply(before, update, name) if update else before
             )
@@ -316,7 +318,7 @@ class Walker:
         duration = time.perf_counter() - t0 - (meter.waited - waited0)
         level.visits[name] = visit
         level.steps = step
-        owner.values = values
+        level.values = values
         self.seconds += duration
         record = None
         if node.approval:
@@ -326,7 +328,7 @@ class Walker:
             except PauseRequested as paused:
                 if level is not self.root:
                     # In a sub-graph the step waits as a branch would: kept, folded after the verdict.
-                    level.steps, owner.values = step - 1, before
+                    level.steps, level.values = step - 1, before
                     level.visits[name] = visit - 1
                     level.settled.append(settled_entry(step, Called((*inner, record), update, hop, ctx), paused.pause))
                     level.frames = (frame,)
@@ -339,7 +341,7 @@ class Walker:
                 return verdict
             record, denied = verdict
             hop = denied or hop
-            values = owner.values
+            values = level.values
         if hop is None:
             hop = node.fixed
             if hop is None:
@@ -347,7 +349,7 @@ class Walker:
                     hop = node.route(plan.schema.view(values), ctx)
                 except NbgraphError as exc:
                     # The step fails as a whole: its update is dropped, the node re-runs on resume.
-                    level.steps, owner.values = step - 1, before
+                    level.steps, level.values = step - 1, before
                     level.visits[name] = visit - 1
                     level.records.extend(inner)
                     level.records.append(make_step(step, frame, visit, started, duration, None, None, ctx, exc))
@@ -356,15 +358,19 @@ class Walker:
             record = make_step(step, frame, visit, started, duration, update, hop.edge, ctx)
         else:
             record = record._replace(edge=hop.edge)
-        records = (*inner, record) if inner else (record,)
-        level.records.extend(records)
+        if inner:
+            records = (*inner, record)
+            level.records.extend(records)
+        else:
+            records = (record,)
+            level.records.append(record)
         frames = hop.frames if hop.join is None and not level.path else self.next_frames(level, ((frame, hop),))
         if self.persistence.store is not None:
             try:
                 self.save(records, frames) if level is self.root else self.persistence.progress()
             except NbgraphError as exc:
                 # Not saved, not done: the store keeps the step before, and so does the run.
-                level.steps, owner.values = step - 1, before
+                level.steps, level.values = step - 1, before
                 level.visits[name] = visit - 1
                 del level.records[-len(records):]
                 level.records.append(record._replace(update=None, edge=None, error=error_text(exc)))
@@ -441,19 +447,27 @@ class Walker:
         if node.subplan is not None:
             update, inner = await self._walk_child(level, frame, node)
             return update, None, inner
-        plan = level.plan
-        given = plan.schema.view(level.owner.values) if frame.payload is NO_PAYLOAD else frame.payload
+        if not node.is_async:
+            return (*self._call(level.plan, frame, node, ctx, level.values), ())
+        given = level.plan.schema.view(level.values) if frame.payload is NO_PAYLOAD else frame.payload
+        work = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
+        meter = self.meter
+        deadline = meter.deadline(node.name, node.timeout) if node.timeout is not None or meter.timed else None
+        out = await (work if deadline is None else self._within(work, deadline))
+        return (*_read_output(out, node, level.plan), ())
+
+    @staticmethod
+    def _call(
+        plan: Plan, frame: Frame, node: NodePlan, ctx: Context | None, values: dict[str, Any]
+    ) -> tuple[Mapping[str, Any] | None, Hop | None]:
+        """Call a synchronous node: its update, and its command's hop (no coroutine on the hot path)."""
+        given = plan.schema.view(values) if frame.payload is NO_PAYLOAD else frame.payload
         out = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
-        if node.is_async:
-            meter = self.meter
-            deadline = meter.deadline(node.name, node.timeout) if node.timeout is not None or meter.timed else None
-            out = await (out if deadline is None else self._within(out, deadline))
         if out is None:
-            return None, None, ()
+            return None, None
         if type(out) is dict:
-            return out, None, ()
-        update, hop = _read_output(out, node, plan)
-        return update, hop, ()
+            return out, None
+        return _read_output(out, node, plan)
 
     async def _walk_child(self, parent: Level, frame: Frame, node: NodePlan) -> tuple[Mapping[str, Any] | None, tuple[Step, ...]]:
         """Walk the sub-graph ``node`` runs; its update for the parent, and the sub-graph's records."""
@@ -557,7 +571,7 @@ class Walker:
 
 def _read_output(out: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | None, Hop | None]:
     """A node's return value: its update, and where a command it returned leads."""
-    if isinstance(out, Mapping):
+    if out is None or isinstance(out, Mapping):
         return out, None
     name = node.name
     if isinstance(out, Goto):
