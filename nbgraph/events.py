@@ -62,6 +62,9 @@ class NodeEnter(_Event):
     node: str
     visit: int
     """1 on the node's first execution in this run, 2 on the next, ..."""
+    rerun: bool = False
+    """True when a resume runs the node again from its start: its code up to the pause
+    it stopped at runs a second time (``request_input`` then returns the stored answer)."""
 
 
 class TextDelta(_Event):

@@ -87,8 +87,10 @@ def run_start(thread: str, step: int, graph: str, resumed: bool) -> Any:
     return _events().RunStart.model_construct(thread=thread, step=step, graph=graph, resumed=resumed)
 
 
-def node_enter(thread: str, step: int, node: str, visit: int, path: str, branch: str | None) -> Any:
-    return _events().NodeEnter.model_construct(thread=thread, step=step, node=node, visit=visit, path=path, branch=branch)
+def node_enter(thread: str, step: int, node: str, visit: int, path: str, branch: str | None, rerun: bool = False) -> Any:
+    return _events().NodeEnter.model_construct(
+        thread=thread, step=step, node=node, visit=visit, path=path, branch=branch, rerun=rerun
+    )
 
 
 def text_delta(thread: str, step: int, node: str, path: str, branch: str | None, **fields: Any) -> Any:

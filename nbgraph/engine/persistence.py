@@ -374,6 +374,7 @@ def restore(walker: Walker, last: Checkpoint, answered: tuple[tuple[Pause, Any],
             walker.resuming = (pause, value)  # the run's own last step waits for this verdict
         else:
             walker.answered[pause.id] = value
+    walker.rerunning = {(pause.path, pause.branch) for pause in last.pauses if pause.kind == "input"}
     persistence.last = last
     if last.step == 0 and last.frames:
         walker.start_edge = walker.plan.start_edge(last.frames[0].node)

@@ -98,6 +98,8 @@ class Walker:
         """Verdicts a resume brought for approvals in branches and sub-graphs, by pause id."""
         self.resumed_inputs: dict[str, tuple[Pause, Any]] = {}
         """Input pauses a resume answered, by slot: their node shows them when it asks again."""
+        self.rerunning: set[tuple[str, str | None]] = set()
+        """Where a resumed run's nodes stopped at an input (path, branch): they run again from their start."""
 
         self.deadline: Deadline | None = None
         """The time limit of the async node running now, if it has one."""
@@ -283,7 +285,7 @@ class Walker:
         ctx = Context(self, plan, name, step, visit, frame.path, frame.branch) if node.wants_ctx else None
         listeners = self.listeners
         if listeners.steps:
-            listeners.emit_step(node_enter(self.thread, step, name, visit, frame.path, frame.branch))
+            listeners.emit_step(self._enter_event(step, frame, visit))
         self.node = name
         meter = self.meter
         started = time.time()
@@ -422,7 +424,7 @@ class Walker:
         ctx = Context(self, plan, name, step, visit, frame.path, frame.branch) if node.wants_ctx else None
         listeners = self.listeners
         if listeners.steps:
-            listeners.emit_step(node_enter(self.thread, step, name, visit, frame.path, frame.branch))
+            listeners.emit_step(self._enter_event(step, frame, visit))
         self.node = name
         meter = self.meter
         started = time.time()
@@ -439,6 +441,14 @@ class Walker:
         duration = time.perf_counter() - t0 - (meter.waited - waited0)
         record = make_step(step, frame, visit, started, duration, update, hop.edge if hop else None, ctx)
         return Called((*inner, record), update, hop, ctx)
+
+    def _enter_event(self, step: int, frame: Frame, visit: int) -> Any:
+        rerun = False
+        if self.rerunning:
+            where = (frame.path, frame.branch)
+            rerun = where in self.rerunning
+            self.rerunning.discard(where)
+        return node_enter(self.thread, step, frame.node, visit, frame.path, frame.branch, rerun)
 
     async def _invoke(
         self, level: Level, frame: Frame, node: NodePlan, ctx: Context | None
