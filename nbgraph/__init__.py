@@ -32,7 +32,7 @@ from .errors import (
     ThreadExists,
 )
 from .graph import Graph
-from .history import FiredEdge, Frame, Step
+from .history import BranchState, FiredEdge, Frame, Step
 from .names import END, START, End, Goto, Send
 from .plan import RouteDecision
 from .reducers import Reducer, accumulate, append, merge, overwrite
@@ -49,6 +49,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Approval",
+    "BranchState",
     "Budget",
     "Checkpoint",
     "CheckpointError",

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 from .names import START
 from .state import to_jsonable
 
-__all__ = ["NO_PAYLOAD", "FiredEdge", "Frame", "Step", "tally", "tally_within"]
+__all__ = ["NO_PAYLOAD", "BranchState", "FiredEdge", "Frame", "Step", "tally", "tally_within"]
 
 
 class _NoPayload:
@@ -47,6 +47,16 @@ class Frame(NamedTuple):
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Frame:
         return cls(data["node"], data.get("path") or data["node"], data.get("branch"), data.get("payload", NO_PAYLOAD))
+
+
+class BranchState(NamedTuple):
+    """Where one branch of a superstep under way is (``Run.branches``)."""
+
+    node: str
+    path: str
+    branch: str
+    status: str
+    """``waiting`` (for a free slot under ``max_concurrency``), ``running``, ``paused``, ``done`` or ``failed``."""
 
 
 class FiredEdge(NamedTuple):

@@ -9,7 +9,7 @@ import nbgraph
 
 EXPECTED_NAMES = {
     "END", "START",
-    "Approval", "Budget", "Checkpoint", "CheckpointError", "Checkpointer", "Context", "End", "Event", "FiredEdge", "Frame", "Goto",
+    "Approval", "BranchState", "Budget", "Checkpoint", "CheckpointError", "Checkpointer", "Context", "End", "Event", "FiredEdge", "Frame", "Goto",
     "Graph", "GraphSyntaxError", "GraphValidationError", "GraphWarning", "InvalidUpdate", "Lease", "LeaseLost", "MaxStepsExceeded",
     "MemoryCheckpointer", "MessagesState", "NbgraphError", "NoEdgeMatched", "NoPendingRequest",
     "OpenAIModel", "Outcome", "Pause", "Reducer", "RedisCheckpointer", "ResumeError", "RouteDecision",

@@ -158,6 +158,7 @@ async def _run(walker: Walker, level: Level, slots: list[_Slot], settled: dict[i
     """Run every slot's node; a result per slot, in slot order."""
     plan = level.plan
     results: list[Any] = [None] * len(slots)
+    statuses = ["waiting"] * len(slots)
     tasks: list[asyncio.Task[None]] = []
     limit = asyncio.Semaphore(plan.max_concurrency) if plan.max_concurrency else None
     fail_fast = plan.settle == "fail_fast"
@@ -170,31 +171,40 @@ async def _run(walker: Walker, level: Level, slots: list[_Slot], settled: dict[i
     async def run(i: int, slot: _Slot) -> None:
         try:
             if limit is None:
+                statuses[i] = "running"
                 results[i] = await _branch(walker, level, slot, settled.get(slot.step))
             else:
                 async with limit:
+                    statuses[i] = "running"
                     results[i] = await _branch(walker, level, slot, settled.get(slot.step))
         except Aborted:
+            statuses[i] = "failed"
             cancel_others()  # the run's budget is spent: no branch goes on
             raise
-        if fail_fast and isinstance(results[i], _Failed):
+        result = results[i]
+        statuses[i] = "failed" if isinstance(result, _Failed) else "paused" if isinstance(result, _Parked) else "done"
+        if fail_fast and isinstance(result, _Failed):
             cancel_others()
 
-    if not any(plan.nodes[slot.frame.node].is_async for slot in slots):
-        for i, slot in enumerate(slots):  # no node can wait: one after the other, in order
-            await run(i, slot)
-            if fail_fast and isinstance(results[i], _Failed):
-                break
-        return results
-    loop = asyncio.get_running_loop()
-    tasks.extend(loop.create_task(run(i, slot)) for i, slot in enumerate(slots))
+    walker.supersteps[level] = (slots, statuses)
     try:
-        done = await asyncio.gather(*tasks, return_exceptions=True)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+        if not any(plan.nodes[slot.frame.node].is_async for slot in slots):
+            for i, slot in enumerate(slots):  # no node can wait: one after the other, in order
+                await run(i, slot)
+                if fail_fast and isinstance(results[i], _Failed):
+                    break
+            return results
+        loop = asyncio.get_running_loop()
+        tasks.extend(loop.create_task(run(i, slot)) for i, slot in enumerate(slots))
+        try:
+            done = await asyncio.gather(*tasks, return_exceptions=True)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+    finally:
+        del walker.supersteps[level]
     for outcome in done:
         if isinstance(outcome, Aborted):
             raise outcome

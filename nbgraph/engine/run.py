@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import MaxStepsExceeded, RunStillRunning
 from ..export import to_dag
-from ..history import Step
+from ..history import BranchState, Step
 from ..names import new_id
 from ..plan import Plan
 
@@ -186,6 +186,21 @@ class Run:
     def node(self) -> str | None:
         """The node running now, or None between nodes and after the run."""
         return self._walker.node
+
+    @property
+    def running(self) -> tuple[str, ...]:
+        """The paths of the nodes being called now (several while branches run together)."""
+        return tuple(frame.path for frame in self._walker.calls)
+
+    @property
+    def branches(self) -> list[BranchState]:
+        """The branches of the supersteps under way (a fan-out, a map, ``Send`` items), each
+        with its status; nested sub-graphs' supersteps after their parents'."""
+        return [
+            BranchState(slot.frame.node, slot.frame.path, slot.frame.branch, status)
+            for slots, statuses in self._walker.supersteps.values()
+            for slot, status in zip(slots, statuses)
+        ]
 
     @property
     def upcoming(self) -> str | None:

@@ -89,8 +89,10 @@ class Walker:
         self.seconds = 0.0
         """The seconds the thread's steps took, earlier runs' included."""
         self.steering: list[str] = []
-        self.node: str | None = None
-        """The node running now (the latest to start, when branches run together)."""
+        self.calls: list[Frame] = []
+        """The frames whose node is being called now, in the order they started."""
+        self.supersteps: dict[Level, tuple[list[Any], list[str]]] = {}
+        """The supersteps under way, by level: their slots, and each branch's status."""
         self.start_edge: FiredEdge | None = None
         self.resuming: tuple[Pause, Any] | None = None
         """The pause a resumed run was stopped at, and its answer."""
@@ -143,6 +145,11 @@ class Walker:
     @history.setter
     def history(self, records: list[Step]) -> None:
         self.root.records = records
+
+    @property
+    def node(self) -> str | None:
+        """The node running now (the latest to start, when branches run together)."""
+        return self.calls[-1].node if self.calls else None
 
     @property
     def visits(self) -> dict[str, int]:
@@ -286,7 +293,8 @@ class Walker:
         listeners = self.listeners
         if listeners.steps:
             listeners.emit_step(self._enter_event(step, frame, visit))
-        self.node = name
+        calls = self.calls
+        calls.append(frame)
         meter = self.meter
         started = time.time()
         t0 = time.perf_counter()
@@ -316,7 +324,7 @@ class Walker:
             level.records.append(make_step(step, frame, visit, started, time.perf_counter() - t0, None, None, ctx, exc))
             return self.failure(level, frame, exc, step)
         finally:
-            self.node = None
+            calls.remove(frame)
         duration = time.perf_counter() - t0 - (meter.waited - waited0)
         level.visits[name] = visit
         level.steps = step
@@ -425,7 +433,8 @@ class Walker:
         listeners = self.listeners
         if listeners.steps:
             listeners.emit_step(self._enter_event(step, frame, visit))
-        self.node = name
+        calls = self.calls
+        calls.append(frame)
         meter = self.meter
         started = time.time()
         t0 = time.perf_counter()
@@ -437,7 +446,7 @@ class Walker:
             record = make_step(step, frame, visit, started, time.perf_counter() - t0, None, None, ctx, exc)
             return Called((*inner, record), None, None, ctx, exc)
         finally:
-            self.node = None
+            calls.remove(frame)
         duration = time.perf_counter() - t0 - (meter.waited - waited0)
         record = make_step(step, frame, visit, started, duration, update, hop.edge if hop else None, ctx)
         return Called((*inner, record), update, hop, ctx)
