@@ -9,6 +9,7 @@ new plan; a run keeps the plan it started with.
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
@@ -124,7 +125,8 @@ class RouteDecision(NamedTuple):
 # -- what the engine walks -------------------------------------------------------------
 
 
-class Hop(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Hop:
     """Where routing goes after a step: the edge it fired and the frames it leads to."""
 
     edge: FiredEdge
@@ -137,7 +139,8 @@ Route = Callable[[Any, Any], Hop]
 """``route(state_view, ctx) -> Hop``: routing out of one node."""
 
 
-class NodePlan(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class NodePlan:
     """One node, ready to run: the walker reads only these fields per step."""
 
     name: str
@@ -158,7 +161,8 @@ class NodePlan(NamedTuple):
     """The compiled sub-graph this node runs, if it is one."""
 
 
-class Plan(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Plan:
     """A validated, frozen graph: what the engine walks."""
 
     name: str
@@ -227,7 +231,8 @@ class Plan(NamedTuple):
 # -- routing, compiled once per node ---------------------------------------------------
 
 
-class _Candidate(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class _Candidate:
     target: str
     when: Callable[..., Any] | None
     takes_ctx: bool
@@ -280,8 +285,9 @@ class FirstMatch:
                 f"{type(exc).__name__}: {exc}",
                 node=self.source,
             ) from exc
-        frame = candidate.hop.frames[0]
-        return candidate.hop._replace(frames=tuple(frame._replace(payload=item) for item in items))
+        hop = candidate.hop
+        frame = hop.frames[0]
+        return Hop(hop.edge, tuple(frame._replace(payload=item) for item in items), hop.join)
 
     def decide(self, view: Any, ctx: Any) -> RouteDecision:
         checks: list[tuple[str, str, Any]] = []

@@ -252,7 +252,7 @@ class Walker:
                 except asyncio.CancelledError as stop:
                     return self._stopped(level, frame, level.steps + 1, stop)
                 last_turn = now
-            if len(frames) == 1 and frame.payload is NO_PAYLOAD and not level.settled:
+            if len(frames) == 1 and not level.settled:
                 stop = self._limit(level, frame.node, 1)
                 if stop is not None:
                     return stop
@@ -303,8 +303,13 @@ class Walker:
         try:
             if node.is_async or node.subplan is not None:
                 update, hop, inner = await self._invoke(level, frame, node, ctx)
-            else:
-                update, hop = self._call(plan, frame, node, ctx, before)
+            else:  # the common case, inline: a sync function's call costs no coroutine
+                given = plan.schema.view(before) if frame.payload is NO_PAYLOAD else frame.payload
+                out = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
+                if out is None or type(out) is dict:
+                    update, hop = out, None
+                else:
+                    update, hop = _read_output(out, node, plan)
             values = fold(plan, before, update, inner, frame) if inner else (
                 plan.schema.apply(before, update, name) if update else before
             )
@@ -369,20 +374,17 @@ class Walker:
         else:
             record = record._replace(edge=hop.edge)
         if inner:
-            records = (*inner, record)
-            level.records.extend(records)
-        else:
-            records = (record,)
-            level.records.append(record)
+            level.records.extend(inner)
+        level.records.append(record)
         frames = hop.frames if hop.join is None and not level.path else self.next_frames(level, ((frame, hop),))
         if self.persistence.store is not None:
             try:
-                self.save(records, frames) if level is self.root else self.persistence.progress()
+                self.save((*inner, record), frames) if level is self.root else self.persistence.progress()
             except NbgraphError as exc:
                 # Not saved, not done: the store keeps the step before, and so does the run.
                 level.steps, level.values = step - 1, before
                 level.visits[name] = visit - 1
-                del level.records[-len(records):]
+                del level.records[-1 - len(inner):]
                 level.records.append(record._replace(update=None, edge=None, error=error_text(exc)))
                 return self.failure(level, frame, exc, step)
         if listeners.steps:
