@@ -80,7 +80,7 @@ def compile_graph(graph: Graph, _within: tuple[str, ...] = ()) -> Plan:
             )
             route, decide, fixed, routing_ctx = routed.route, routed.decide, None, routed.takes_ctx
         else:
-            edges = FirstMatch(source, out[source], lambda e: hop(e.source, e.target, e.label, e.when is None, e.fanout))
+            edges = FirstMatch(source, out.get(source, ()), lambda e: hop(e.source, e.target, e.label, e.when is None, e.fanout))
             route, decide, fixed, routing_ctx = edges.route, edges.decide, edges.fixed, edges.takes_ctx
         spec = declared.get(source) or NodeSpec(START, _never_runs, False, False)
         nodes[source] = NodePlan(
@@ -188,9 +188,10 @@ def _validate(
             f"{next(iter(nodes), 'first_node')!r})"
         )
     for name, spec in nodes.items():
-        if name not in out and name not in routers:
+        if name not in out and name not in routers and not spec.destinations:
             problems.append(
-                f"node {name!r} has no outgoing edge; add one, e.g. add_edge({name!r}, END)"
+                f"node {name!r} has no outgoing edge; add one, e.g. add_edge({name!r}, END), "
+                "or declare where its Goto or Send leads with destinations=[...]"
             )
         if spec.on_deny is not None and spec.on_deny != END and spec.on_deny not in known:
             problems.append(

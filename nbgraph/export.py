@@ -11,13 +11,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .history import Step, tally
+from .history import Step, tally, tally_within
 from .names import END, START
 from .plan import NodeSpec
 
 __all__ = ["DAG_SCHEMA_VERSION", "history_table", "to_dag", "to_mermaid"]
 
-DAG_SCHEMA_VERSION = "1.1"
+DAG_SCHEMA_VERSION = "1.2"
 
 
 def _specs(graph: Any) -> Mapping[str, NodeSpec]:
@@ -27,9 +27,15 @@ def _specs(graph: Any) -> Mapping[str, NodeSpec]:
 def _edges(graph: Any, specs: Mapping[str, NodeSpec]) -> list[dict[str, Any]]:
     edges: list[dict[str, Any]] = []
     for edge in graph.edges:
-        edges.append(
-            {"from": edge.source, "to": edge.target, "label": edge.label, "unconditional": edge.when is None}
-        )
+        for target in edge.targets:  # a fan-out is drawn as one arm per target
+            drawn: dict[str, Any] = {"from": edge.source, "to": target, "label": edge.label, "unconditional": edge.when is None}
+            if edge.fanout:
+                drawn["fanout"] = list(edge.fanout)
+            if edge.each is not None:
+                drawn["each"] = True
+            if edge.join:
+                drawn["join"] = list(edge.join)
+            edges.append(drawn)
     for source, router in graph.routers.items():
         for target in router.targets or ():
             edges.append({"from": source, "to": target, "label": router.label, "unconditional": False, "router": True})
@@ -40,47 +46,66 @@ def _edges(graph: Any, specs: Mapping[str, NodeSpec]) -> list[dict[str, Any]]:
 
 
 def to_dag(graph: Any, history: Sequence[Step] | None = None) -> dict[str, Any]:
-    """The graph as a JSON-ready dict; with ``history``, edges carry ``fired`` counts.
+    """The graph as a JSON-ready dict; with ``history``, nodes carry ``visits`` and edges ``fired``.
 
-    Nodes: ``{"id", "kind", "approval", "tools"?, "visits"?}`` with ``START``/``END``
-    as kind ``"start"``/``"end"``. Edges: ``{"from", "to", "label", "unconditional",
-    "router"?, "goto"?, "fired"?}``; ``goto`` edges are the destinations a node
-    declared for its ``Goto`` commands.
+    Nodes: ``{"id", "kind", "approval", "tools"?, "visits"?, "map"?, "graph"?, "mapping"?}``
+    with ``START``/``END`` as kind ``"start"``/``"end"``; ``map`` marks a node an
+    ``each=`` edge runs once per item; a sub-graph node (kind ``"graph"``) holds its
+    graph's own ``{"name", "nodes", "edges"}`` under ``graph`` (counted from the steps
+    inside it), and ``mapping`` when it has input/output mappings. Edges:
+    ``{"from", "to", "label", "unconditional", "router"?, "goto"?, "fanout"?, "each"?,
+    "join"?, "fired"?, "dynamic"?}``: every arm of a fan-out lists all its targets in
+    ``fanout``, every arm into a join all its sources in ``join``; ``goto`` edges are
+    the destinations a node declared for its ``Goto`` commands, ``dynamic`` ones were
+    taken without being declared (``Goto``, ``Send``, a router without targets).
     """
+    return {"version": DAG_SCHEMA_VERSION, "mode": "graph", **_dag(graph, history, "")}
+
+
+def _dag(graph: Any, history: Sequence[Step] | None, path: str) -> dict[str, Any]:
     specs = _specs(graph)
+    edges = _edges(graph, specs)
+    mapped = {edge["to"] for edge in edges if edge.get("each")}
     nodes: list[dict[str, Any]] = [{"id": START, "kind": "start"}]
     for name, spec in specs.items():
         node: dict[str, Any] = {"id": name, "kind": spec.kind, "approval": spec.approval}
         if spec.tools:
             node["tools"] = list(spec.tools)
+        if name in mapped:
+            node["map"] = True
+        if spec.graph is not None:
+            node["graph"] = _dag(spec.graph, history, f"{path}/{name}" if path else name)
+            if spec.input is not None or spec.output is not None:
+                node["mapping"] = True
         nodes.append(node)
     nodes.append({"id": END, "kind": "end"})
-    edges = _edges(graph, specs)
-    dag: dict[str, Any] = {"version": DAG_SCHEMA_VERSION, "mode": "graph", "name": graph.name, "nodes": nodes, "edges": edges}
     if history is not None:
         visits: dict[str, int] = {}
         fired: dict[tuple[str, str], int] = {}
-        tally(history, visits, fired)
+        if path:
+            tally_within(history, path, visits, fired)
+        else:
+            tally(history, visits, fired)
         for edge in edges:
             edge["fired"] = fired.pop((edge["from"], edge["to"]), 0)
-        # Goto/End commands and routers without declared targets take edges not drawn.
+        # Goto/End commands, Send items and routers without declared targets take edges not drawn.
         for (source, target), count in fired.items():
             edges.append({"from": source, "to": target, "label": "goto", "unconditional": False, "fired": count, "dynamic": True})
         for node in nodes:
             if node["kind"] not in ("start", "end"):
                 node["visits"] = visits.get(node["id"], 0)
-    return dag
+    return {"name": graph.name, "nodes": nodes, "edges": edges}
 
 
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_]")
 
 
-def _mermaid_id(name: str) -> str:
+def _mermaid_id(name: str, scope: str = "") -> str:
     if name == START:
-        return "__start__"
+        return f"{scope}__start__"
     if name == END:
-        return "__end__"
-    return "n_" + _SAFE_ID.sub(lambda m: f"_{ord(m.group()):x}_", name)
+        return f"{scope}__end__"
+    return scope + "n_" + _SAFE_ID.sub(lambda m: f"_{ord(m.group()):x}_", name)
 
 
 def _mermaid_text(text: str) -> str:
@@ -89,26 +114,46 @@ def _mermaid_text(text: str) -> str:
 
 def to_mermaid(graph: Any) -> str:
     """Mermaid ``flowchart TD``: condition labels on edges, dashed unconditional edges,
-    dotted ``goto`` edges for the destinations a node declared."""
-    specs = _specs(graph)
+    dotted ``goto`` edges for the destinations a node declared, thick edges for the
+    arms of a fan-out, a map (``each``) and a join, a ``subgraph`` block per sub-graph
+    node (its own START, nodes and END inside; the parent's edges meet the block)."""
     lines = ["flowchart TD"]
-    lines.append(f'    {_mermaid_id(START)}(["START"])')
+    _mermaid_body(graph, "", "    ", lines)
+    return "\n".join(lines) + "\n"
+
+
+def _mermaid_body(graph: Any, scope: str, indent: str, lines: list[str]) -> None:
+    specs = _specs(graph)
+    edges = _edges(graph, specs)
+    mapped = {edge["to"] for edge in edges if edge.get("each")}
+    lines.append(f'{indent}{_mermaid_id(START, scope)}(["START"])')
     for name, spec in specs.items():
+        node_id = _mermaid_id(name, scope)
         badge = " ✓" if spec.approval else ""
-        lines.append(f'    {_mermaid_id(name)}["{_mermaid_text(name)}{badge}"]')
-    lines.append(f'    {_mermaid_id(END)}(["END"])')
-    for edge in _edges(graph, specs):
-        a, b = _mermaid_id(edge["from"]), _mermaid_id(edge["to"])
-        if edge.get("goto"):
-            lines.append(f"    {a} -. goto .-> {b}")
-        elif edge["unconditional"]:
-            lines.append(f"    {a} -.-> {b}")
+        if spec.graph is not None:
+            lines.append(f'{indent}subgraph {node_id} ["{_mermaid_text(name)}{badge}"]')
+            lines.append(f"{indent}    direction TB")
+            _mermaid_body(spec.graph, node_id + "__", indent + "    ", lines)
+            lines.append(f"{indent}end")
+        elif name in mapped:
+            lines.append(f'{indent}{node_id}[["{_mermaid_text(name)} ×N{badge}"]]')
         else:
-            lines.append(f'    {a} -->|"{_mermaid_text(edge["label"] or "")}"| {b}')
+            lines.append(f'{indent}{node_id}["{_mermaid_text(name)}{badge}"]')
+    lines.append(f'{indent}{_mermaid_id(END, scope)}(["END"])')
+    for edge in edges:
+        a, b = _mermaid_id(edge["from"], scope), _mermaid_id(edge["to"], scope)
+        label = _mermaid_text(edge["label"] or "")
+        if edge.get("goto"):
+            lines.append(f"{indent}{a} -. goto .-> {b}")
+        elif edge.get("fanout") or edge.get("each") or edge.get("join"):
+            lines.append(f'{indent}{a} ==>|"{label}"| {b}' if label else f"{indent}{a} ==> {b}")
+        elif edge["unconditional"]:
+            lines.append(f"{indent}{a} -.-> {b}")
+        else:
+            lines.append(f'{indent}{a} -->|"{label}"| {b}')
     for name, router in graph.routers.items():
         if router.targets is None:
-            lines.append(f'    %% {name} routes with {router.label} to any node')
-    return "\n".join(lines) + "\n"
+            lines.append(f"{indent}%% {name} routes with {router.label} to any node")
 
 
 def history_table(history: Sequence[Step]) -> str:

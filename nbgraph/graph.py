@@ -137,9 +137,9 @@ class Graph:
         ``approval=True`` pauses after the node until a person approves or denies;
         ``on_deny`` names the node to go to on a denial (default: end ``denied``).
         ``feedback=False`` turns off revision feedback for LLM nodes on revisits.
-        ``destinations`` lists where the node's ``Goto`` commands may lead: they are
-        drawn as dotted edges, count for reachability, and a ``Goto`` elsewhere is an
-        error. ``timeout`` cancels an async node that runs longer (time waiting for a
+        ``destinations`` lists where the node's ``Goto`` commands and ``Send`` items
+        may lead: they are drawn as dotted edges, count for reachability, stand in
+        for an outgoing edge, and a ``Goto`` or ``Send`` elsewhere is an error. ``timeout`` cancels an async node that runs longer (time waiting for a
         person does not count); the run ends ``failed`` saying so, resumable.
         ``replace=True`` redefines an existing node (for example to fix it before
         :meth:`resume`).

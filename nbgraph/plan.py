@@ -264,6 +264,8 @@ class FirstMatch:
     @property
     def fixed(self) -> Hop | None:
         """The hop taken whatever the state: the first edge is unconditional (and maps nothing)."""
+        if not self.candidates:
+            return None  # a node whose Goto or Send picks where it goes
         first = self.candidates[0]
         return first.hop if first.when is None and first.each is None else None
 

@@ -95,7 +95,10 @@ class TestValidation:
         g = build()
         g.add_node("dead", noop)
         g.add_edge("a", "dead")
-        assert problems_of(g) == ["node 'dead' has no outgoing edge; add one, e.g. add_edge('dead', END)"]
+        assert problems_of(g) == [
+            "node 'dead' has no outgoing edge; add one, e.g. add_edge('dead', END), "
+            "or declare where its Goto or Send leads with destinations=[...]"
+        ]
 
     @pytest.mark.parametrize("name", [START, END])
     def test_reserved_names(self, name):

@@ -247,7 +247,7 @@ class TestLineMagic:
 
         run(shell, "%graph export g --format json")
         dag = json.loads(capsys.readouterr().out)
-        assert (dag["version"], dag["mode"], dag["name"]) == ("1.1", "graph", "g")
+        assert (dag["version"], dag["mode"], dag["name"]) == ("1.2", "graph", "g")
         assert dag["nodes"] == [
             {"id": "__start__", "kind": "start"},
             {"id": "research", "kind": "function", "approval": False},

@@ -613,8 +613,10 @@ def _read_output(out: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any
         return out.update, plan.goto(name, target)
     if isinstance(out, End):
         return out.update, plan.goto(name, END)
-    if isinstance(out, Send) or (isinstance(out, (list, tuple)) and any(isinstance(item, Send) for item in out)):
-        return _sends(out if isinstance(out, (list, tuple)) else (out,), node, plan)
+    if isinstance(out, Send):  # (a Send is a tuple itself: it is one item, not a list of them)
+        return _sends((out,), node, plan)
+    if isinstance(out, (list, tuple)) and any(isinstance(item, Send) for item in out):
+        return _sends(out, node, plan)
     raise InvalidUpdate(
         f"node {name!r} returned {type(out).__name__} {out!r:.80}; a node must return a dict of "
         "state updates, None, Goto(node, update=...), End(update=...), or Send(node, payload) items",
@@ -625,6 +627,7 @@ def _read_output(out: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any
 def _sends(items: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | None, Hop]:
     """``Send`` items (and at most one update dict): a branch per item, in the order returned."""
     name = node.name
+    allowed = node.spec.destinations
     update: Mapping[str, Any] | None = None
     frames: list[Frame] = []
     for item in items:
@@ -642,6 +645,19 @@ def _sends(items: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | 
         if item.node not in plan.nodes:
             raise InvalidUpdate(
                 f"node {name!r} sent to {item.node!r}, which is not a node of the graph{did_you_mean(item.node, plan.nodes)}",
+                node=name,
+            )
+        allowed = node.spec.destinations
+        if allowed is not None and item.node not in allowed:
+            raise InvalidUpdate(
+                f"node {name!r} sent to {item.node!r}, but it declares destinations={list(allowed)!r}; "
+                f"add {item.node!r} there",
+                node=name,
+            )
+        if allowed is not None and item.node not in allowed:
+            raise InvalidUpdate(
+                f"node {name!r} sent to {item.node!r}, but it declares destinations={list(allowed)!r}; "
+                f"add {item.node!r} there",
                 node=name,
             )
         try:

@@ -1,0 +1,206 @@
+"""Exports of graphs with fan-out, joins, maps and sub-graphs: DAG JSON, mermaid, NDJSON."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated
+
+import pydantic
+
+from nbgraph import END, START, Graph, Send, append, parse_ndjson
+
+
+class Items(pydantic.BaseModel):
+    done: Annotated[list[str], append] = []
+
+
+def noop(state):
+    return None
+
+
+def inner_graph() -> Graph:
+    inner = Graph("inner", state=Items)
+    inner.add_node("a", lambda s: {"done": ["a"]})
+    inner.add_node("b", lambda s: {"done": ["b"]})
+    inner.add_edge(START, "a")
+    inner.add_edge("a", "b")
+    inner.add_edge("b", END)
+    return inner
+
+
+def shaped_graph() -> Graph:
+    """plan fans out to x and y, which join into merge; merge maps work over three
+    items; work leads into a sub-graph node; then done."""
+    g = Graph("outer", state=Items)
+    for name in ("plan", "x", "y", "merge", "done"):
+        g.add_node(name, noop)
+    g.add_node("work", lambda item: {"done": [f"work {item}"]})
+    g.add_node("research", inner_graph())
+    g.add_edge(START, "plan")
+    g.add_edge("plan", ["x", "y"])
+    g.add_edge(["x", "y"], "merge")
+    g.add_edge("merge", "work", each=lambda s: [1, 2, 3])
+    g.add_edge("work", "research")
+    g.add_edge("research", "done")
+    g.add_edge("done", END)
+    return g
+
+
+def edges_of(dag):
+    return {(e["from"], e["to"]): e for e in dag["edges"]}
+
+
+class TestDag:
+    def test_fan_out_arms_name_every_target_and_join_arms_every_source(self):
+        edges = edges_of(shaped_graph().to_dag())
+        assert edges[("plan", "x")]["fanout"] == ["x", "y"]
+        assert edges[("plan", "y")]["fanout"] == ["x", "y"]
+        assert edges[("x", "merge")]["join"] == ["x", "y"]
+        assert edges[("y", "merge")]["join"] == ["x", "y"]
+        assert "fanout" not in edges[("merge", "work")] and "join" not in edges[("work", "research")]
+
+    def test_a_map_edge_and_its_target_are_marked(self):
+        dag = shaped_graph().to_dag()
+        assert edges_of(dag)[("merge", "work")]["each"] is True
+        maps = [node["id"] for node in dag["nodes"] if node.get("map")]
+        assert maps == ["work"]
+
+    def test_a_sub_graph_node_holds_its_graph(self):
+        dag = shaped_graph().to_dag()
+        assert dag["version"] == "1.2"
+        research = next(node for node in dag["nodes"] if node["id"] == "research")
+        assert research["kind"] == "graph"
+        inner = research["graph"]
+        assert inner["name"] == "inner"
+        assert [node["id"] for node in inner["nodes"]] == [START, "a", "b", END]
+        assert [(e["from"], e["to"]) for e in inner["edges"]] == [(START, "a"), ("a", "b"), ("b", END)]
+        assert "mapping" not in research
+
+    def test_a_mapped_sub_graph_says_so(self):
+        g = Graph("outer", state=Items)
+        g.add_node("research", inner_graph(), input=lambda s: {}, output=lambda s: {"done": s.done})
+        g.add_edge(START, "research")
+        g.add_edge("research", END)
+        research = g.to_dag()["nodes"][1]
+        assert research["mapping"] is True
+
+    def test_after_a_run_every_level_counts_its_own_visits_and_edges(self):
+        result = shaped_graph().invoke({})
+        assert result.outcome == "done", result.reason
+        dag = result.to_dag()
+        visits = {node["id"]: node.get("visits") for node in dag["nodes"]}
+        assert visits == {START: None, "plan": 1, "x": 1, "y": 1, "merge": 1, "work": 3, "research": 1, "done": 1, END: None}
+        edges = edges_of(dag)
+        assert edges[("plan", "x")]["fired"] == edges[("plan", "y")]["fired"] == 1
+        assert edges[("merge", "work")]["fired"] == 1  # the map is one routing, its three branches run it
+        assert edges[("work", "research")]["fired"] == 1  # and routing goes on once, after all of them
+        inner = next(node for node in dag["nodes"] if node["id"] == "research")["graph"]
+        assert {node["id"]: node.get("visits") for node in inner["nodes"]} == {START: None, "a": 1, "b": 1, END: None}
+        assert all(edge["fired"] == 1 for edge in inner["edges"])
+
+    def test_sub_graphs_nest_three_levels_deep(self):
+        deepest = inner_graph()
+        middle = Graph("middle", state=Items)
+        middle.add_node("deep", deepest)
+        middle.add_edge(START, "deep")
+        middle.add_edge("deep", END)
+        outer = Graph("outer", state=Items)
+        outer.add_node("mid", middle)
+        outer.add_edge(START, "mid")
+        outer.add_edge("mid", END)
+        result = outer.invoke({})
+        assert result.state.done == ["a", "b"]
+        mid = result.to_dag()["nodes"][1]
+        deep = mid["graph"]["nodes"][1]
+        assert (mid["visits"], deep["id"], deep["visits"]) == (1, "deep", 1)
+        assert [(node["id"], node.get("visits")) for node in deep["graph"]["nodes"]] == [
+            (START, None), ("a", 1), ("b", 1), (END, None)
+        ]
+
+    def test_send_edges_are_drawn_when_declared_and_once_taken(self):
+        declared = Graph("declared", state=Items)
+        declared.add_node("plan", lambda s: [Send("work", "p"), Send("work", "q")], destinations=["work"])
+        declared.add_node("work", lambda item: {"done": [item]})
+        declared.add_edge(START, "plan")
+        declared.add_edge("work", END)
+        assert edges_of(declared.to_dag())[("plan", "work")]["goto"] is True  # drawn before any run
+        result = declared.invoke({})
+        assert result.state.done == ["p", "q"]
+        assert edges_of(result.to_dag())[("plan", "work")]["fired"] == 1
+
+        undeclared = Graph("undeclared", state=Items)
+        undeclared.add_node("plan", lambda s: [Send("work", "p")])
+        undeclared.add_node("work", lambda item: {"done": [item]})
+        undeclared.add_edge(START, "plan")
+        undeclared.add_edge("plan", END)  # what its Sends replace
+        undeclared.add_edge("work", END)
+        assert ("plan", "work") not in edges_of(undeclared.to_dag())
+        taken = edges_of(undeclared.invoke({}).to_dag())[("plan", "work")]
+        assert (taken["dynamic"], taken["fired"]) == (True, 1)
+
+    def test_a_send_outside_the_declared_destinations_fails_the_run(self):
+        g = Graph("strict", state=Items)
+        g.add_node("plan", lambda s: [Send("work", "p"), Send("other", "q")], destinations=["work"])
+        g.add_node("work", lambda item: {"done": [item]})
+        g.add_node("other", lambda item: {"done": [item]})
+        g.add_edge(START, "plan")
+        g.add_edge("work", "other")
+        g.add_edge("other", END)
+        result = g.invoke({})
+        assert result.outcome == "failed"
+        assert "node 'plan' sent to 'other', but it declares destinations=['work']" in result.reason
+
+
+class TestMermaid:
+    def test_a_sub_graph_is_a_subgraph_block_with_its_own_start_and_end(self):
+        text = shaped_graph().to_mermaid()
+        lines = text.splitlines()
+        opened = lines.index('    subgraph n_research ["research"]')
+        closed = lines.index("    end", opened)
+        block = lines[opened + 1 : closed]
+        assert block == [
+            "        direction TB",
+            '        n_research____start__(["START"])',
+            '        n_research__n_a["a"]',
+            '        n_research__n_b["b"]',
+            '        n_research____end__(["END"])',
+            "        n_research____start__ -.-> n_research__n_a",
+            "        n_research__n_a -.-> n_research__n_b",
+            "        n_research__n_b -.-> n_research____end__",
+        ]
+        # The parent's edges meet the block itself.
+        assert "    n_work -.-> n_research" in lines
+        assert "    n_research -.-> n_done" in lines
+
+    def test_fan_out_join_and_map_edges_are_thick(self):
+        lines = shaped_graph().to_mermaid().splitlines()
+        for edge in ("n_plan ==> n_x", "n_plan ==> n_y", "n_x ==> n_merge", "n_y ==> n_merge"):
+            assert f"    {edge}" in lines
+        assert '    n_merge ==>|"each item"| n_work' in lines
+        assert '    n_work[["work ×N"]]' in lines
+
+    def test_node_ids_stay_unique_across_levels(self):
+        text = shaped_graph().to_mermaid()
+        declared = [line.strip().split("[", 1)[0].split("(", 1)[0] for line in text.splitlines() if '"]' in line and "-->" not in line]
+        assert len(declared) == len(set(declared))
+
+
+def test_ndjson_carries_path_and_branch_on_every_event():
+    g = shaped_graph()
+
+    async def run():
+        events = []
+        result = await g.ainvoke({}, on_event=events.append)
+        return result, events
+
+    result, events = asyncio.run(run())
+    assert result.outcome == "done"
+    text = result.to_ndjson()
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert all("path" in line and "branch" in line for line in lines)
+    assert {(line["path"], line["branch"]) for line in lines if line["type"] == "node-enter"} >= {
+        ("x", "x"), ("y", "y"), ("work", "work[0]"), ("work", "work[2]"), ("research/a", None), ("research", None)
+    }
+    parsed = list(parse_ndjson(text))
+    assert [event.type for event in parsed] == [line["type"] for line in lines]
