@@ -260,7 +260,8 @@ async def _approve(walker: Walker, level: Level, node: Any, called: Called, paus
     if isinstance(settled, Ending):
         return _Failed(called.records, _ChildFailed(settled))
     record, denied = settled
-    return called._replace(records=(*called.records[:-1], record), hop=denied or called.hop)
+    # A denial with nowhere to go cleared the record's update: the fold must drop it too.
+    return called._replace(records=(*called.records[:-1], record), update=record.update, hop=denied or called.hop)
 
 
 def _verdict(walker: Walker, level: Level, node: Any, record: Step, verdict: Any) -> Any:

@@ -169,7 +169,9 @@ class Context:
         from ..pauses import Pause
 
         pause = Pause(
-            id=new_id(),
+            # The same question asked again after a resume keeps its id, so an answer
+            # given for it in the meantime (with the id the person saw) still lands.
+            id=walker.reasked.pop(slot, None) or new_id(),
             kind="input",
             node=self.node,
             step=self.step,

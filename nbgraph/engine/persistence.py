@@ -375,6 +375,7 @@ def restore(walker: Walker, last: Checkpoint, answered: tuple[tuple[Pause, Any],
         else:
             walker.answered[pause.id] = value
     walker.rerunning = {(pause.path, pause.branch) for pause in last.pauses if pause.kind == "input"}
+    walker.reasked = {pause.slot: pause.id for pause in last.pauses if pause.kind == "input" and pause.slot}
     persistence.last = last
     if last.step == 0 and last.frames:
         walker.start_edge = walker.plan.start_edge(last.frames[0].node)

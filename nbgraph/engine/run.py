@@ -196,9 +196,15 @@ class Run:
     def branches(self) -> list[BranchState]:
         """The branches of the supersteps under way (a fan-out, a map, ``Send`` items), each
         with its status; nested sub-graphs' supersteps after their parents'."""
+        walker = self._walker
+        # A live branch waiting for a person is still inside its call: its open pause says so.
+        asking = {(pause.path, pause.branch) for pause in walker.pauses.pending}
         return [
-            BranchState(slot.frame.node, slot.frame.path, slot.frame.branch, status)
-            for slots, statuses in self._walker.supersteps.values()
+            BranchState(
+                slot.frame.node, slot.frame.path, slot.frame.branch,
+                "paused" if status == "running" and (slot.frame.path, slot.frame.branch) in asking else status,
+            )
+            for slots, statuses in walker.supersteps.values()
             for slot, status in zip(slots, statuses)
         ]
 

@@ -100,6 +100,8 @@ class Walker:
         """Verdicts a resume brought for approvals in branches and sub-graphs, by pause id."""
         self.resumed_inputs: dict[str, tuple[Pause, Any]] = {}
         """Input pauses a resume answered, by slot: their node shows them when it asks again."""
+        self.reasked: dict[str, str] = {}
+        """Input pauses a resumed run left open, by slot: asked again, they keep their id."""
         self.rerunning: set[tuple[str, str | None]] = set()
         """Where a resumed run's nodes stopped at an input (path, branch): they run again from their start."""
 
@@ -645,13 +647,6 @@ def _sends(items: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | 
         if item.node not in plan.nodes:
             raise InvalidUpdate(
                 f"node {name!r} sent to {item.node!r}, which is not a node of the graph{did_you_mean(item.node, plan.nodes)}",
-                node=name,
-            )
-        allowed = node.spec.destinations
-        if allowed is not None and item.node not in allowed:
-            raise InvalidUpdate(
-                f"node {name!r} sent to {item.node!r}, but it declares destinations={list(allowed)!r}; "
-                f"add {item.node!r} there",
                 node=name,
             )
         if allowed is not None and item.node not in allowed:
