@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import gc
+import time
+from types import SimpleNamespace
+
 import pytest
 
 from nbgraph import END, START, Graph, GraphWarning
@@ -96,6 +100,10 @@ publish -> END
         g = parse('START -> research\nresearch -> END if state.q != "#"  # real comment\nresearch -> analyze\nanalyze -> END', NS, "h")
         assert next(e for e in g.edges if e.source == "research").label == 'state.q != "#"'
         assert g.invoke({"q": "x"}).path == ["research"]
+
+    def test_hash_inside_a_string_with_no_comment_after_it(self):
+        g = parse('START -> research\nresearch -> END if state.q != "#"\nresearch -> analyze\nanalyze -> END', NS, "h")
+        assert g.edges[1].label == 'state.q != "#"'
 
     def test_condition_can_use_ctx_and_namespace_helpers(self):
         namespace = {**NS, "limit": lambda: 2}
@@ -206,7 +214,7 @@ class TestErrors:
 
     def test_not_a_function(self):
         error = error_of("START -> data -> END", {"data": [1, 2]})
-        assert error.message == "node 'data' must be a function, but data is a list"
+        assert error.message == "node 'data' must be a function or a Graph, but data is a list"
 
     def test_condition_syntax_error_points_inside_the_condition(self):
         error = error_of("START -> research\nresearch -> END if state.q ==== 1")
@@ -313,3 +321,390 @@ def test_destinations_option_declares_where_a_goto_may_lead():
         parse("START -> triage [destinations=urgent|2x] -> END", ns, "t")
     with pytest.raises(GraphSyntaxError, match="line 1, column 10: node 'triage': destination 'nowhere' is not a node"):
         parse("START -> triage [destinations=nowhere] -> END", ns, "t")
+
+
+def plan(state):
+    return {"items": [1, 2, 3]}
+
+
+def a(state):
+    return None
+
+
+def b(state):
+    return None
+
+
+def c(state):
+    return None
+
+
+def merge(state):
+    return None
+
+
+def worker(item):
+    return None
+
+
+def to_query(state):
+    return {"q": state.topic}
+
+
+def from_report(state):
+    return {"report": state.summary}
+
+
+PNS = {name: obj for name, obj in globals().items() if callable(obj) and not isinstance(obj, type)}
+
+
+def edges_of(g: Graph) -> list[tuple]:
+    """The edge records without the compiled functions (compared separately)."""
+    return [(e.source, e.target, e.label, e.fanout, e.join, e.when is not None, e.each is not None) for e in g.edges]
+
+
+class TestFanOutAndJoin:
+    def test_fan_out_and_join_build_the_same_edges_as_the_python_api(self):
+        g = parse("START -> plan -> a & b & c\na & b & c -> merge -> END", PNS, "p")
+        api = Graph("p")
+        for name in ("plan", "a", "b", "c", "merge"):
+            api.add_node(name, PNS[name])
+        api.add_edge(START, "plan")
+        api.add_edge("plan", ["a", "b", "c"])
+        api.add_edge(["a", "b", "c"], "merge")
+        api.add_edge("merge", END)
+        assert g.edges == api.edges
+        assert g.edges[1] == ("plan", "a", None, None, ("a", "b", "c"), None, ())
+        assert [e.join for e in g.edges[2:5]] == [("a", "b", "c")] * 3
+        assert g.compile().nodes.keys() == api.compile().nodes.keys()
+
+    def test_a_chain_fans_out_then_joins(self):
+        g = parse("START -> plan -> a & b -> merge -> END", PNS, "p")
+        assert edges_of(g) == [
+            (START, "plan", None, (), (), False, False),
+            ("plan", "a", None, ("a", "b"), (), False, False),
+            ("a", "merge", None, (), ("a", "b"), False, False),
+            ("b", "merge", None, (), ("a", "b"), False, False),
+            ("merge", END, None, (), (), False, False),
+        ]
+
+    def test_fan_out_with_a_condition_and_a_fallback(self):
+        g = parse("START -> plan\nplan -> a & b if state.ready\nplan -> merge\na & b -> merge -> END", PNS, "p")
+        edge = g.edges[1]
+        assert (edge.source, edge.fanout, edge.label) == ("plan", ("a", "b"), "state.ready")
+        assert edge.when(SimpleNamespace(ready=True)) is True and edge.when(SimpleNamespace(ready=False)) is False
+        assert g.edges[2] == ("plan", "merge", None, None, (), None, ())
+
+    def test_a_join_may_carry_a_condition(self):
+        g = parse("START -> a & b\na & b -> merge if state.ok\na -> END\nb -> END\nmerge -> END", PNS, "p")
+        joined = [e for e in g.edges if e.target == "merge"]
+        assert [(e.source, e.join, e.label) for e in joined] == [("a", ("a", "b"), "state.ok"), ("b", ("a", "b"), "state.ok")]
+
+    def test_options_inside_a_group(self):
+        g = parse("START -> plan -> a [approval] & b\na & b -> merge -> END", PNS, "p")
+        assert g.nodes["a"].approval and g.edges[1].fanout == ("a", "b")
+
+
+class TestMap:
+    def test_map_compiles_the_items_expression_once(self):
+        g = parse("START -> plan\nplan -> worker for item in state.items\nworker -> END", PNS, "m")
+        edge = g.edges[1]
+        assert (edge.source, edge.target, edge.label, edge.when, edge.fanout) == (
+            "plan", "worker", "for item in state.items", None, ()
+        )
+        assert edge.each(SimpleNamespace(items=[1, 2])) == [1, 2]
+        assert edge.each.__code__.co_argcount == 1  # state only: the cheaper form
+
+    def test_map_items_may_read_ctx_and_namespace_helpers(self):
+        g = parse("START -> plan\nplan -> worker for n in chunks(state, ctx.visit)\nworker -> END",
+                  {**PNS, "chunks": lambda s, k: [k] * 2}, "m")
+        each = g.edges[1].each
+        assert each.__code__.co_argcount == 2
+        assert each(None, SimpleNamespace(visit=3)) == [3, 3]
+
+    def test_map_then_a_condition_on_the_edge(self):
+        g = parse("START -> plan\nplan -> worker for t in state.tasks if state.go\nplan -> END\nworker -> END", PNS, "m")
+        edge = g.edges[1]
+        assert edge.label == "for t in state.tasks if state.go"
+        assert edge.each(SimpleNamespace(tasks="xy")) == "xy"
+        assert edge.when(SimpleNamespace(go=False)) is False
+
+    def test_items_end_at_the_first_if_outside_brackets_and_strings(self):
+        g = parse(
+            'START -> plan\nplan -> worker for t in (state.a if state.c else state["if"]) if state.go\n'
+            "plan -> END\nworker -> END",
+            PNS, "m",
+        )
+        edge = g.edges[1]
+        assert edge.each(SimpleNamespace(a=[1], c=True)) == [1]
+        assert edge.when(SimpleNamespace(go=True)) is True
+        assert edge.label == 'for t in (state.a if state.c else state["if"]) if state.go'
+
+    def test_a_join_may_map(self):
+        g = parse("START -> a & b\na & b -> worker for t in state.xs\nworker -> END", PNS, "m")
+        assert [(e.source, e.join, e.label) for e in g.edges[1:]] == [
+            ("a", ("a", "b"), "for t in state.xs"), ("b", ("a", "b"), "for t in state.xs"), ("worker", (), None)
+        ]
+
+    def test_words_that_are_keywords_only_in_place_still_name_nodes(self):
+        ns = {"for": lambda s: None, "via": lambda s: None, "in": lambda s: None}
+        g = parse("START -> for -> in -> via -> END", ns, "k")
+        assert [e.target for e in g.edges] == ["for", "in", "via", END]
+
+
+class TestSubGraph:
+    def sub(self, name="research"):
+        return parse("START -> a -> END", PNS, name)
+
+    def test_a_graph_in_the_namespace_is_a_sub_graph_node(self):
+        sub = self.sub()
+        g = parse("START -> plan -> research -> END", {**PNS, "research": sub}, "outer")
+        spec = g.nodes["research"]
+        assert spec.graph is sub and (spec.input, spec.output) == (None, None)
+        assert "research" in g.compile().nodes
+
+    def test_input_and_output_name_the_mapping_functions(self):
+        g = parse("START -> research [input=to_query, output=from_report] -> END", {**PNS, "research": self.sub()}, "o")
+        spec = g.nodes["research"]
+        assert (spec.input, spec.output) == (to_query, from_report)
+
+    def test_a_graph_from_the_nodes_mapping(self):
+        sub = self.sub("inner")
+        g = parse("START -> research -> END", PNS, "o", nodes={"research": sub})
+        assert g.nodes["research"].graph is sub
+
+
+class TestNewErrors:
+    def check(self, text, message, line, column, namespace=None, **kwargs):
+        error = error_of(text, PNS if namespace is None else namespace, **kwargs)
+        assert (error.message, error.line, error.column) == (message, line, column)
+        return error
+
+    def test_a_group_on_both_sides_of_one_arrow_is_ambiguous(self):
+        error = self.check(
+            "START -> plan\nplan -> a & b -> c & merge",
+            "'a & b -> c & merge' is ambiguous: a join leads into one node and a fan-out leaves one; join into a "
+            "node first (a & b -> merge -> c & merge) or write each edge on its own line",
+            2, 15,
+        )
+        assert str(error).splitlines()[2] == "                  ^"
+
+    def test_a_node_line_names_one_node(self):
+        self.check("START -> a -> END\na & b", "'&' belongs in an edge: a -> b & c fans out, a & b -> c joins; "
+                   "a line without '->' names one node", 2, 3)
+
+    def test_a_node_listed_twice(self):
+        self.check("START -> plan -> a & b & a", "node 'a' appears twice in 'a & b & a'", 1, 26)
+
+    def test_start_cannot_join(self):
+        self.check("START & a -> b", "START cannot be part of a join; START -> a & b fans out from it", 1, 1)
+
+    def test_end_cannot_fan_out(self):
+        self.check("START -> a & b\na -> END & b", "END cannot be part of a fan-out; end each branch on its own line (a -> END)", 2, 6)
+
+    def test_a_join_into_end(self):
+        self.check("START -> a & b -> END",
+                   "a join leads into a node, and END is not one; end each branch on its own line (a -> END)", 1, 19)
+
+    def test_empty_member_of_a_group(self):
+        self.check("START -> a &  -> END", "expected a node name, START or END, found nothing", 1, 15)  # at the arrow
+
+    def test_a_node_joins_one_set(self):
+        self.check("START -> a & b\na & b -> merge\nb & a -> merge\nmerge -> END",
+                   "node 'merge' already joins a & b (line 2); a node waits for one set of nodes", 3, 10)
+
+    def test_a_router_has_no_groups(self):
+        self.check("START -> plan\nplan -> a & b | END via route_review",
+                   "a router picks one target; '&' has no place in a router line", 2, 11)
+
+    def test_a_router_takes_no_condition_or_map(self):
+        self.check("START -> plan\nplan -> a | b via route_review if state.x",
+                   "a router's function picks the target; a router line takes no 'if' condition", 2, 32)
+        self.check("START -> plan\nplan -> a | b via route_review for t in x",
+                   "a router's function picks one target; a router line takes no 'for' map", 2, 32)
+
+    def test_a_map_has_one_target(self):
+        self.check("START -> plan\nplan -> a & b for t in state.xs",
+                   "a map runs one node per item; give it one target, not 'a & b'", 2, 9)
+        self.check("START -> plan\nplan -> END for t in state.xs", "a map runs a node per item, and END is not a node", 2, 9)
+
+    def test_a_map_belongs_to_one_edge(self):
+        self.check("START -> plan -> worker for t in state.xs",
+                   "a map belongs to one edge; split the chain into separate lines", 1, 25)
+        self.check("worker for t in state.xs", "a map needs an edge before it: a -> worker for item in ITEMS", 1, 8)
+
+    def test_malformed_map_clauses(self):
+        self.check("START -> plan\nplan -> worker for", "'for' needs a loop variable: for item in ITEMS", 2, 19)
+        self.check("START -> plan\nplan -> worker for in state.xs", "'for' needs a loop variable: for item in ITEMS", 2, 20)
+        self.check("START -> plan\nplan -> worker for 9 in x", "'9' cannot name the items; write for item in ITEMS", 2, 20)
+        self.check("START -> plan\nplan -> worker for t of x", "expected 'in' after 'for t': for t in ITEMS", 2, 22)
+        self.check("START -> plan\nplan -> worker for t in  ", "'for t in' needs the items to map over", 2, 24)
+        self.check("START -> plan\nplan -> worker for t in state.x if ", "'if' needs a condition after it", 2, 35)
+
+    def test_invalid_items_point_inside_them(self):
+        error = self.check("START -> plan\nplan -> worker for t in state.xs[", "invalid map expression: '[' was never closed", 2, 33)
+        assert error.line == 2
+
+    def test_the_condition_after_a_map_cannot_use_the_loop_variable(self):
+        self.check(
+            "START -> plan\nplan -> worker for t in state.tasks if t.ok",
+            "the 'if' after a map is the edge's condition, tested on the state before mapping; it cannot use 't' "
+            "(filter the items instead: for t in [t for t in ITEMS if ...])",
+            2, 40,
+        )
+
+    def test_a_conditional_expression_in_the_items_needs_parentheses(self):
+        error = error_of("START -> plan\nplan -> worker for t in state.a if state.c else state.b", PNS)
+        assert error.message == (
+            "invalid condition: invalid syntax; the items end at their first 'if': put a conditional "
+            "expression in parentheses"
+        )
+        assert (error.line, error.column) == (2, 44)
+
+    def test_sub_graph_mapping_errors(self):
+        ns = {**PNS, "research": parse("START -> a -> END", PNS, "research"), "three": 3}
+        self.check("START -> research [input=to_query] -> END",
+                   "node 'research': give a sub-graph both input= and output=, or neither (it then shares the state)",
+                   1, 26, ns)
+        self.check("START -> research [input=to_query, output=three] -> END",
+                   "output function 'three' is a int, not a function", 1, 43, ns)
+        self.check("START -> research [input=to_qery, output=from_report] -> END",
+                   "input function 'to_qery' is not defined (did you mean 'to_query'?)", 1, 26, ns)
+        self.check("START -> plan [input=to_query, output=from_report] -> END",
+                   "node 'plan': input= maps the state into and out of a sub-graph, but plan is a function, not a Graph",
+                   1, 22, ns)
+        self.check("START -> research [input = to_query] -> END",
+                   "unknown option 'input = to_query' for node 'research'; options are approval, no_feedback, "
+                   "on_deny=NAME, destinations=A|B, input=FN, output=FN", 1, 20, ns)
+        self.check("START -> research [output=9] -> END", "output needs the name of a function, got '9'", 1, 20, ns)
+
+    def test_a_graph_cannot_be_its_own_node(self):
+        ns = {**PNS, "research": parse("START -> a -> END", PNS, "research")}
+        with pytest.raises(GraphSyntaxError) as info:
+            parse("START -> research -> END", ns, "research")  # re-running `%%graph research` over its own result
+        assert (info.value.message, info.value.line, info.value.column) == (
+            (
+                "node 'research' is a graph named 'research', the graph this cell defines, and a graph cannot run "
+                "inside itself (the name may still hold this cell's previous result): rename the node or the graph"
+            ),
+            1, 10,
+        )
+
+    def test_undefined_node_suggests_graphs_too(self):
+        ns = {**PNS, "research": parse("START -> a -> END", PNS, "research")}
+        assert error_of("START -> reserch -> END", ns).message.endswith("(did you mean 'research'?)")
+
+
+class TestRobustness:
+    def test_a_condition_at_the_nesting_limit_of_the_wrapper(self):
+        # Somewhere near 200 parentheses the bare expression compiles but `lambda state: (EXPR)` does not.
+        seen_the_edge = False
+        for depth in range(180, 220):
+            expr = "(" * depth + "1" + ")" * depth
+            try:
+                compile(expr, "x", "eval")
+                compile(f"lambda state: ({expr}\n)", "x", "eval")
+            except SyntaxError:
+                try:
+                    compile(expr, "x", "eval")
+                    seen_the_edge = True
+                except SyntaxError:
+                    pass
+            try:
+                parse(f"START -> a\na -> END if {expr}", PNS, "deep")
+            except GraphSyntaxError as error:
+                assert error.message == "invalid condition: too many nested parentheses"
+                assert error.line == 2 and len("a -> END if ") < error.column <= len("a -> END if ") + depth
+        assert seen_the_edge
+
+    @pytest.mark.parametrize("expr", ["not " * 100_000 + "1", "-" * 100_000 + "1", "1" + "+1" * 100_000])
+    @pytest.mark.parametrize("where", ["a -> END if {}", "a -> worker for t in {}"])
+    def test_too_deep_to_compile_is_a_message(self, expr, where):
+        error = error_of("START -> a\n" + where.format(expr) + "\nworker -> END", PNS)
+        what = "condition" if " if " in where else "map expression"
+        assert error.message == f"invalid {what}: nested too deeply to compile; simplify it or move it into a function"
+        assert (error.line, error.column) == (2, len(where.split("{")[0]) + 1)
+
+    def test_a_router_that_cannot_take_the_state(self):
+        def route0():
+            return "a"
+
+        def route3(state, ctx, extra):
+            return "a"
+
+        for router in (route0, route3):
+            error = error_of(f"START -> plan\nplan -> a | END via {router.__name__}\na -> END", {**PNS, router.__name__: router})
+            assert error.message == (
+                f"router {router.__name__!r} cannot take the state: it is called as {router.__name__}(state) or "
+                f"{router.__name__}(state, ctx) and returns the next node's name"
+            )
+            assert (error.line, error.column) == (2, len("plan -> a | END via ") + 1)
+
+    @pytest.mark.parametrize("text", [
+        " " * 65536,
+        "a" + " " * 65536 + "b",
+        "START -> a -> END" + " " * 65536 + "x",
+        "START -> a -> b | END via" + " " * 65536 + "f g",
+        "START -> a -> b for t in" + " " * 65536 + "x if" + " " * 65536,
+        " " * 65536 + "# comment",
+    ])
+    def test_64_kb_lines_end_in_the_language_error(self, text):
+        try:
+            parse(text, PNS, "long")
+        except GraphSyntaxError as error:
+            assert error.line == 1 and error.message and len(error.message) < 300
+
+    def test_a_long_chain_parses(self):
+        g = parse("START -> " + "a -> " * 13_000 + "END", PNS, "chain")
+        assert len(g.edges) == 13_001
+
+    @pytest.mark.parametrize(("shape", "size"), [
+        (lambda n: "a" + " " * n + "b", 8192),
+        (lambda n: "START -> a -> END" + " " * n + "x", 8192),
+        (lambda n: "START -> a -> b | END via" + " " * n + "f g", 8192),
+        (lambda n: "via" + " " * n + "x y", 8192),
+        (lambda n: "START -> a [" + " " * n + "]x", 8192),
+        (lambda n: "START -> a\na -> b for t in" + " " * n + "if" + " " * n + "x", 8192),
+        (lambda n: "START -> " + "a -> " * (n // 5) + "END", 8192),
+        (lambda n: "START -> a\na -> b for t in state[" + "'if', " * (n // 6) + "]", 8192),
+        # Cheap per character: larger texts, so that a quadratic rescan per separator shows.
+        (lambda n: "START -> " + " & ".join(f"n{i}" for i in range(n // 7)), 32768),
+        (lambda n: "START -> a -> " + " | ".join(["b"] * (n // 4)) + " via route_review", 65536),
+    ], ids=["name", "endpoint", "via", "via-only", "options", "map", "chain", "strings", "group", "router"])
+    def test_parsing_time_grows_linearly(self, shape, size):
+        """Eight times the text (8 KB -> 64 KB, or up to 64 KB -> 512 KB) costs about eight times the CPU time;
+        a quadratic parser, 64 times.
+
+        CPU time of this process (not wall time), the best of several tries, without the
+        garbage collector: other load on the machine hardly moves it, and the bound leaves
+        three times the linear ratio.
+        """
+        small, large = shape(size), shape(8 * size)
+        baseline = _cpu_seconds(small, runs=5)
+        limit = 24 * baseline + 0.002
+        assert _cpu_seconds(large, runs=5, under=limit) < limit, (baseline, limit)
+
+
+def _cpu_seconds(text: str, *, runs: int, under: float = 0.0) -> float:
+    """The least CPU time parsing ``text`` took over ``runs`` tries.
+
+    With ``under``, stops at the first try below it, or once the tries took three times
+    it in all (a quadratic parser would otherwise take minutes to fail).
+    """
+    best = float("inf")
+    spent = 0.0
+    for _ in range(runs):
+        gc.disable()
+        started = time.process_time()
+        try:
+            parse(text, PNS, "timed")
+        except GraphSyntaxError:
+            pass
+        finally:
+            took = time.process_time() - started
+            gc.enable()
+        best = min(best, took)
+        spent += took
+        if under and (best < under or spent > 3 * under):
+            break
+    return best

@@ -1,4 +1,4 @@
-"""Whatever text reaches the parser, only GraphSyntaxError may come out."""
+"""Whatever text reaches the parser, only GraphSyntaxError may come out, with a message and a real line."""
 
 from __future__ import annotations
 
@@ -7,14 +7,119 @@ import warnings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from nbgraph import Graph
 from nbgraph.dsl import GraphSyntaxError, parse
 
-NAMESPACE = {"a": lambda s: None, "b": lambda s: None, "route": lambda s: "a", "x": 3}
+
+def _sub() -> Graph:
+    g = Graph("sub")
+    g.add_node("s", lambda s: None)
+    g.add_edge("__start__", "s")
+    g.add_edge("s", "__end__")
+    return g
+
+
+NAMESPACE = {
+    "a": lambda s: None,
+    "b": lambda s: None,
+    "route": lambda s: "a",
+    "x": 3,
+    "sub": _sub(),
+    "to_q": lambda s: {},
+    "from_r": lambda s: {},
+    "no_arg": lambda: "a",  # a router that cannot take the state
+    "route_ctx": lambda state, ctx: "a",
+    "c": lambda s: None,
+    "d": lambda s: None,
+    "e": lambda s: None,
+}
 
 TOKENS = st.sampled_from(
     ["START", "END", "a", "b", "c", "->", "|", "via", "route", "if", "state.n", ">", "1", "(", ")", "[", "]",
-     "approval", "on_deny=", ",", "#", '"', "'", " ", "\n", "\t", "ctx.visit", "==", "x", "9", "\\", "\x00"]
+     "approval", "on_deny=", ",", "#", '"', "'", " ", "\n", "\t", "ctx.visit", "==", "x", "9", "\\", "\x00",
+     # fan-out, joins, maps, sub-graphs
+     "&", "for", "in", "item", "state.items", "else", "sub", "input=to_q", "output=from_r", "input=", "output=x",
+     "no_arg", "lambda:", "not", "-", "{", "}", "[t for t in state.xs if t]"]
 )
+
+NEST = st.sampled_from(["(", "[", "{", "not ", "-", "lambda: ", "x.", "1+", "f(", "state[", "(1 if "])
+CLOSERS = {"(": ")", "[": "]", "{": "}", "f(": ")", "state[": "]", "(1 if ": " else 0)"}
+DEPTHS = st.sampled_from([(0, 20), (180, 220), (1900, 3500), (20_000, 20_000), (100_000, 100_000)]).flatmap(
+    lambda bounds: st.integers(*bounds)
+)
+
+
+@st.composite
+def nested(draw) -> str:
+    """An expression nested near, or far past, a limit of the parser, the compiler or the wrapper."""
+    openers = draw(st.one_of(NEST.map(lambda opener: [opener]), st.lists(NEST, min_size=1, max_size=3)))
+    depth = draw(DEPTHS)
+    closed = draw(st.integers(0, depth))
+    body = "".join(openers[i % len(openers)] for i in range(depth)) + draw(st.sampled_from(["1", "state.n", "ctx.visit", ""]))
+    return body + "".join(CLOSERS.get(openers[i % len(openers)], "") for i in reversed(range(closed)))
+
+
+EXPRESSIONS = st.one_of(
+    st.sampled_from(["state.n > 1", "state.items", "ctx.visit", "t.ok", "(", "state['if']", "a if b else c", "",
+                     "[t for t in state.xs if t]", "yield", "await x", "1 +", "'#'"]),
+    nested(),
+)
+NODES = st.sampled_from(["a", "b", "c", "sub", "a [approval]", "b [on_deny=a]", "sub [input=to_q, output=from_r]"])
+MUTANTS = st.sampled_from(["", "9", "x", "nope", "START", "END", "a [aproval]", "sub [input=to_q]",
+                           "sub [output=x, input=to_q]", "a [input=to_q, output=from_r]", "sub [input=nope, output=to_q]"])
+VALID_EXPRESSIONS = st.sampled_from(["state.n > 1", "state.items", "ctx.visit", "state['if']", "'#' in state.s",
+                                     "(state.a if state.b else state.c)", "[t for t in state.xs if t]"])
+
+
+@st.composite
+def statements(draw, clean: bool) -> str:
+    """One line in (or near) the grammar: an edge chain with groups, a map and a condition, or a router.
+
+    A ``clean`` line names defined nodes and valid expressions only, so that whole cells
+    get past the parser to the builder and the compiler.
+    """
+    endpoints = NODES if clean else st.one_of(NODES, NODES, NODES, MUTANTS)  # mostly right, sometimes wrong
+    expressions = VALID_EXPRESSIONS if clean else EXPRESSIONS
+    group = st.lists(endpoints, min_size=1, max_size=1 if clean else 3).map(" & ".join)
+    first = st.one_of(st.just("START"), group, group)
+    last = st.one_of(st.just("END"), group, group)
+    kind = draw(st.sampled_from(["edge", "edge", "edge", "chain", "router", "node"]))
+    if kind == "node":
+        return draw(endpoints)
+    if kind == "router":
+        source = draw(st.sampled_from(["d", "e"]) if clean else st.one_of(st.sampled_from(["d", "e", "START"]), MUTANTS))
+        targets = " | ".join(draw(st.lists(st.one_of(endpoints, st.just("END")), min_size=1, max_size=3)))
+        router = draw(st.sampled_from(["route", "route_ctx", "no_arg"] if clean else ["route", "no_arg", "x", "nope", ""]))
+        return f"{source} -> {targets} via {router}"
+    if kind == "chain":
+        return " -> ".join([draw(first), *draw(st.lists(group, min_size=1, max_size=2)), draw(last)])
+    line = f"{draw(first)} -> {draw(last)}"
+    if draw(st.booleans()):
+        variable = draw(st.sampled_from(["t"] if clean else ["t", "t", "item", "9", "if", ""]))
+        line += f" for {variable} in {draw(expressions)}"
+    if draw(st.booleans()):
+        line += f" if {draw(expressions)}"
+    return line
+
+
+@st.composite
+def cells(draw) -> str:
+    clean = draw(st.booleans())
+    lines = draw(st.lists(statements(clean), min_size=1, max_size=4))
+    if draw(st.sampled_from([True, True, True, False])):
+        lines.insert(0, "START -> a")
+    if draw(st.sampled_from([True, True, True, False])):
+        lines += ["a -> END", "b -> END", "c -> END", "sub -> END"]
+    return "\n".join(lines)
+
+
+SHAPES = st.sampled_from([
+    "START -> a\na -> END if {}",
+    "START -> a\na -> b for t in {}\nb -> END",
+    "START -> a\na -> b for t in state.xs if {}\nb -> END",
+    "START -> a & b if {}\na & b -> END",
+    "START -> sub [input=to_q, output=from_r] -> END if {}",
+])
 
 
 def check(text: str) -> None:
@@ -23,7 +128,9 @@ def check(text: str) -> None:
         try:
             parse(text, NAMESPACE, "prop")
         except GraphSyntaxError as exc:
-            assert exc.line >= 1 and exc.column >= 1
+            assert exc.message.strip() and not exc.message.rstrip().endswith(":"), "an error without its detail"
+            assert 1 <= exc.line <= max(1, len(text.splitlines()))
+            assert exc.column >= 1
             str(exc)
 
 
@@ -43,3 +150,22 @@ def test_near_miss_graphs(text):
 @given(st.lists(st.lists(TOKENS, max_size=8).map(" ".join), max_size=6).map("\n".join))
 def test_multi_line_cells(text):
     check(text)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(SHAPES, nested())
+def test_deeply_nested_expressions(shape, expression):
+    check(shape.format(expression))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cells())
+def test_cells_in_the_grammar(text):
+    """Fan-out, joins, maps, sub-graphs and routers, right and wrong."""
+    check(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(190, 215), SHAPES)
+def test_parentheses_around_the_limit(depth, shape):
+    check(shape.format("(" * depth + "state.n" + ")" * depth))
