@@ -109,6 +109,11 @@ def compile_graph(graph: Graph, _within: tuple[str, ...] = ()) -> Plan:
         listeners=tuple(graph.listeners),
         graph=graph,
         gotos={},
+        children=tuple(
+            seen
+            for name, subplan in subplans.items()
+            for seen in ((declared[name].graph, declared[name].graph._edits), *subplan.children)
+        ),
     )
 
 

@@ -107,8 +107,10 @@ class Graph:
 
     def __setattr__(self, key: str, value: Any) -> None:
         object.__setattr__(self, key, value)
-        if key in _PLANNED:
+        if key in _PLANNED or (key == "_plan" and value is None):
             object.__setattr__(self, "_plan", None)
+            # Counted so that a graph running this one as a sub-graph sees it changed.
+            object.__setattr__(self, "_edits", getattr(self, "_edits", 0) + 1)
 
     # -- building -----------------------------------------------------------------
 
@@ -278,9 +280,11 @@ class Graph:
         Raises:
             GraphValidationError: the graph breaks one or more build rules.
         """
-        if self._plan is None:
-            self._plan = compile_graph(self)
-        return self._plan
+        plan = self._plan
+        if plan is None or any(graph._edits != edits for graph, edits in plan.children):
+            # (A sub-graph changed since, say a node fixed with replace=True before a resume.)
+            plan = self._plan = compile_graph(self)
+        return plan
 
     # -- routing ------------------------------------------------------------------
 

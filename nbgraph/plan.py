@@ -190,6 +190,9 @@ class Plan:
     """The most branches that run at once (None: all)."""
     gotos: dict[tuple[str, str], Hop] | None = None
     """The hops of ``Goto`` commands, built on first use (the compiler gives each plan its own dict)."""
+    children: tuple[tuple[Any, int], ...] = ()
+    """Every sub-graph inside (nested ones too) with its edit count when compiled: a
+    sub-graph changed since makes this plan stale."""
 
     def __repr__(self) -> str:
         return f"<Plan {self.name!r}: {len(self.nodes)} nodes>"

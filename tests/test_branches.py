@@ -13,6 +13,7 @@ import random
 from typing import Annotated
 
 import pydantic
+import pytest
 
 from nbgraph import END, START, Budget, Graph, Send, SQLiteCheckpointer, append
 
@@ -216,14 +217,15 @@ async def wait_until(condition, turns: int = 2000) -> None:
     raise AssertionError("the run never got there")
 
 
-async def test_cancel_during_a_fan_out_keeps_the_superstep_for_a_resume(tmp_path):
+@pytest.mark.parametrize("finished", [0, 2])
+async def test_cancel_during_a_map_keeps_the_superstep_for_a_resume(tmp_path, finished):
     entered: list[int] = []
     cancelled: list[int] = []
     block = [True]
 
     async def work(item):
         entered.append(item)
-        if block[0]:
+        if block[0] and item > finished:
             await forever(cancelled, item)
         return {"got": [str(item)]}
 
@@ -235,15 +237,16 @@ async def test_cancel_during_a_fan_out_keeps_the_superstep_for_a_resume(tmp_path
     result = await run
     assert result.outcome == "aborted"
     assert result.reason == "cancelled during 4 branches at step 2"
-    assert sorted(cancelled) == [1, 2, 3, 4]
+    assert sorted(cancelled) == list(range(finished + 1, 5))  # every branch still running was cancelled
     last = store.get(result.thread)
     assert (last.status, last.step) == ("aborted", 1)
     assert [f.payload for f in last.frames] == [1, 2, 3, 4]
+    assert [entry["step"] for entry in last.settled] == list(range(2, 2 + finished))
     block[0] = False
     entered.clear()
     done = await g.aresume(result.thread, checkpointer=store)
     assert done.outcome == "done" and done.state.got == ["1", "2", "3", "4"]
-    assert entered == [1, 2, 3, 4]
+    assert entered == list(range(finished + 1, 5))  # the branches that had finished are not run again
 
 
 # -- 4. limits shared by every branch -----------------------------------------------------------

@@ -222,3 +222,31 @@ async def test_running_and_branch_statuses_during_a_bounded_map():
     result = await run
     assert result.outcome == "done" and result.state.got == ["1", "3", "4", "5"]
     assert run.branches == [] and run.running == ()
+
+
+async def test_branches_waiting_for_people_stop_their_own_clocks():
+    asked = asyncio.Event()
+
+    async def ask(item, ctx):
+        if item == 0:
+            await asked.wait()  # its clock runs while its sibling's node starts and asks
+        else:
+            asked.set()
+        return {"got": [f"{item}:{await ctx.request_input(f'{item}?')}"]}
+
+    g = Graph("clocks", state=Names)
+    g.add_node("plan", lambda s: None)
+    g.add_node("ask", ask, timeout=0.05)
+    g.add_edge(START, "plan")
+    g.add_edge("plan", "ask", each=lambda s: [0, 1])
+    g.add_edge("ask", END)
+    run = g.start({}, display=False)
+    await wait_until(lambda: len(run.pending) == 2)
+    await asyncio.sleep(0.15)  # the people take three timeouts to answer: that time is not the nodes'
+    for pause in run.pending:
+        run.respond(pause.id, "ok")
+    result = await run
+    assert result.outcome == "done", result.reason
+    assert result.state.got == ["0:ok", "1:ok"]
+    durations = [s.duration for s in result.history if s.branch]
+    assert len(durations) == 2 and all(0 <= d < 0.05 for d in durations), durations

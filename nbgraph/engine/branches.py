@@ -69,11 +69,14 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
     slots = _number(level, frames, base)
     settled = {entry["step"]: entry for entry in level.settled}
     level.settled = []
+    results: list[Any] = [None] * n
     try:
-        results = await _run(walker, level, slots, settled)
+        await _run(walker, level, slots, settled, results)
     except Aborted as aborted:
+        _keep(level, slots, results)  # what finished before the stop is not run again on resume
         return _undo(level, slots, base, Ending("aborted", aborted.reason))
     except (asyncio.CancelledError, KeyboardInterrupt) as stop:
+        _keep(level, slots, results)
         why = "cancelled" if isinstance(stop, asyncio.CancelledError) else "interrupted (KeyboardInterrupt)"
         return _undo(level, slots, base, Ending("aborted", f"{why} during {n} branches at step {base + 1}"))
     failed = next(((slot, r) for slot, r in zip(slots, results) if isinstance(r, _Failed)), None)
@@ -126,18 +129,21 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
 
 
 def _number(level: Level, frames: tuple[Frame, ...], base: int) -> list[_Slot]:
-    """Give each frame its step, its visit and (if it has none) a branch id, in frontier order."""
-    many = Counter(frame.node for frame in frames if frame.branch is None)
+    """Give each frame its step, its visit and (if it is on the level's main line) a branch
+    id, in frontier order; inside a branch, ids are numbered under its own."""
+    own = level.branch
+    prefix = f"{own}/" if own is not None else ""
+    many = Counter(frame.node for frame in frames if frame.branch == own)
     index: Counter[str] = Counter()
     slots = []
     for i, frame in enumerate(frames):
-        if frame.branch is None and len(frames) > 1:
+        if frame.branch == own and len(frames) > 1:
             node = frame.node
             if frame.payload is not NO_PAYLOAD or many[node] > 1:
-                frame = frame._replace(branch=f"{node}[{index[node]}]")
+                frame = frame._replace(branch=f"{prefix}{node}[{index[node]}]")
                 index[node] += 1
             else:
-                frame = frame._replace(branch=node)
+                frame = frame._replace(branch=prefix + node)
         visit = level.visits.get(frame.node, 0) + 1
         level.visits[frame.node] = visit
         slots.append(_Slot(frame, base + 1 + i, visit))
@@ -154,10 +160,9 @@ def _undo(level: Level, slots: list[_Slot], base: int, ending: Ending, *, keep_f
     return ending
 
 
-async def _run(walker: Walker, level: Level, slots: list[_Slot], settled: dict[int, Any]) -> list[Any]:
-    """Run every slot's node; a result per slot, in slot order."""
+async def _run(walker: Walker, level: Level, slots: list[_Slot], settled: dict[int, Any], results: list[Any]) -> None:
+    """Run every slot's node, putting each one's result in ``results`` (in slot order) as it settles."""
     plan = level.plan
-    results: list[Any] = [None] * len(slots)
     statuses = ["waiting"] * len(slots)
     tasks: list[asyncio.Task[None]] = []
     limit = asyncio.Semaphore(plan.max_concurrency) if plan.max_concurrency else None
@@ -193,7 +198,7 @@ async def _run(walker: Walker, level: Level, slots: list[_Slot], settled: dict[i
                 await run(i, slot)
                 if fail_fast and isinstance(results[i], _Failed):
                     break
-            return results
+            return
         loop = asyncio.get_running_loop()
         tasks.extend(loop.create_task(run(i, slot)) for i, slot in enumerate(slots))
         try:
@@ -208,7 +213,6 @@ async def _run(walker: Walker, level: Level, slots: list[_Slot], settled: dict[i
     for outcome in done:
         if isinstance(outcome, Aborted):
             raise outcome
-    return results
 
 
 async def _branch(walker: Walker, level: Level, slot: _Slot, entry: Mapping[str, Any] | None) -> Any:

@@ -156,7 +156,8 @@ class Context:
             raise RuntimeError(f"request_input() needs a running node; {self.node!r} is being routed outside a run")
         self._asked += 1
         if slot is None:
-            slot = f"{self.path}#{self.visit}.{self._asked}"
+            where = self.path if self.branch is None else f"{self.path}@{self.branch}"
+            slot = f"{where}#{self.visit}.{self._asked}"
         pauses = walker.pauses
         if slot in pauses.answers:
             resumed = walker.resumed_inputs.pop(slot, None)

@@ -27,13 +27,20 @@ class Level:
     """One graph's walk inside a run."""
 
     __slots__ = (
-        "plan", "path", "values", "frames", "visits", "last_node", "same", "steps", "records", "arrived", "settled",
+        "plan", "path", "branch", "values", "frames", "visits", "last_node", "same", "steps", "records", "arrived",
+        "settled",
     )
 
-    def __init__(self, plan: Plan, path: str = "", values: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, plan: Plan, path: str = "", values: dict[str, Any] | None = None, branch: str | None = None
+    ) -> None:
         self.plan = plan
         self.path = path
         """Where the level is: "" for the run's graph, ``research`` inside node research."""
+        self.branch = branch
+        """The branch the level runs in: its main line's frames carry it, and branches
+        it starts are numbered under it, so two branches running one sub-graph never
+        share a pause slot, a level key or an event's place."""
         self.values: dict[str, Any] = values if values is not None else {}
         self.frames: tuple[Frame, ...] = ()
         self.visits: dict[str, int] = {}
@@ -48,7 +55,9 @@ class Level:
         """Branches of a superstep under way that finished while others wait (JSON), kept by checkpoints."""
 
     def here(self, frames: tuple[Frame, ...], branch: str | None = None) -> tuple[Frame, ...]:
-        """Frames of this level's plan, placed at its path (and on ``branch``)."""
+        """Frames of this level's plan, placed at its path (and on ``branch``, by default the level's)."""
+        if branch is None:
+            branch = self.branch
         if not self.path and branch is None:
             return frames
         prefix = f"{self.path}/" if self.path else ""
@@ -99,12 +108,12 @@ def enter(walker: Walker, parent: Level, frame: Frame, node: NodePlan) -> Level:
                 node=node.name,
             )
         # On a copy of the parent's state: its steps fold into the parent's when it ends.
-        level = Level(plan, frame.path, values=dict(parent.values))
+        level = Level(plan, frame.path, values=dict(parent.values), branch=frame.branch)
     elif kept is not None:
-        level = Level(plan, frame.path)
+        level = Level(plan, frame.path, branch=frame.branch)
     else:
         given = frame.payload if frame.payload is not NO_PAYLOAD else parent.plan.schema.view(parent.values)
-        level = Level(plan, frame.path, values=plan.schema.initial(spec.input(given)))
+        level = Level(plan, frame.path, values=plan.schema.initial(spec.input(given)), branch=frame.branch)
     if kept is not None:
         level.restore(kept)
     return level

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextvars import ContextVar
 from typing import NamedTuple
 
-__all__ = ["Aborted", "Budget", "Deadline", "Meter"]
+__all__ = ["Aborted", "Budget", "Deadline", "Meter", "branch_waits", "node_deadline"]
 
 
 class Budget(NamedTuple):
@@ -37,7 +38,7 @@ class Meter:
     run's own time; a resumed run starts from the seconds its earlier parts used.
     """
 
-    __slots__ = ("budget", "timed", "tokens", "cost", "turns", "prior_seconds", "waited", "t0")
+    __slots__ = ("budget", "timed", "tokens", "cost", "turns", "prior_seconds", "waited", "t0", "asking", "_asked_at")
 
     def __init__(self, budget: Budget | None) -> None:
         self.budget = budget
@@ -48,7 +49,11 @@ class Meter:
         self.turns = 0
         self.prior_seconds = 0.0
         self.waited = 0.0
+        """Seconds during which someone was being asked (branches asking at once count once)."""
         self.t0 = time.perf_counter()
+        self.asking = 0
+        """How many people are being asked now."""
+        self._asked_at = 0.0
 
     def add(self, tokens: int, cost: float, turns: int) -> None:
         self.tokens += tokens
@@ -57,7 +62,20 @@ class Meter:
 
     def elapsed(self) -> float:
         """The run's own seconds so far, earlier parts of a resumed run included."""
-        return self.prior_seconds + time.perf_counter() - self.t0 - self.waited
+        now = time.perf_counter()
+        waiting = now - self._asked_at if self.asking else 0.0
+        return self.prior_seconds + now - self.t0 - self.waited - waiting
+
+    def ask(self) -> None:
+        """Someone is being asked: the clock of the run's own time stops (if it runs)."""
+        if not self.asking:
+            self._asked_at = time.perf_counter()
+        self.asking += 1
+
+    def answered(self) -> None:
+        self.asking -= 1
+        if not self.asking:
+            self.waited += time.perf_counter() - self._asked_at
 
     def over(self) -> str | None:
         """Why the run must stop now, or None while every limit holds."""
@@ -144,3 +162,13 @@ class Deadline:
         self.fired = True
         if self._task is not None:
             self._task.cancel()
+
+
+node_deadline: ContextVar[Deadline | None] = ContextVar("nbgraph_node_deadline", default=None)
+"""The time limit of the async node running in this task, if it has one. Branches run
+as tasks of their own, each with a copy of the context, so each sees its own node's."""
+
+branch_waits: ContextVar[list | None] = ContextVar("nbgraph_branch_waits", default=None)
+"""Seconds the branch running in this task spent waiting for people, as
+``[seconds, the enclosing branch's list or None]``: a branch's step time leaves out
+its own waits, not those of the branches beside it."""

@@ -19,6 +19,7 @@ from ..names import END, new_id
 from ..plan import Hop, NodePlan
 from ..state import to_jsonable
 from .ending import Ending
+from .limits import branch_waits, node_deadline
 from .listeners import interrupt, node_exit, resume, route_event
 
 if TYPE_CHECKING:
@@ -149,14 +150,22 @@ async def wait_for_person(walker: Walker, pause: Pause, ctx: Context | None, eve
     thread = walker.thread
     _note(walker, interrupt(thread, pause.step, pause), ctx, events)
     pauses.wake(pause)
+    meter = walker.meter
+    meter.ask()
     t0 = time.perf_counter()
-    deadline = walker.deadline
+    deadline = node_deadline.get()
     if deadline is not None:
         deadline.hold()  # a person's time never counts against a node's
     try:
         answer = await future
     finally:
-        walker.meter.waited += time.perf_counter() - t0
+        meter.answered()
+        waits = branch_waits.get()
+        if waits is not None:
+            waited = time.perf_counter() - t0
+            while waits is not None:  # this branch's, and those of the branches it runs inside
+                waits[0] += waited
+                waits = waits[1]
         pauses.open.pop(pause.id, None)
         if deadline is not None:
             deadline.go_on()

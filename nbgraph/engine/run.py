@@ -197,12 +197,21 @@ class Run:
         """The branches of the supersteps under way (a fan-out, a map, ``Send`` items), each
         with its status; nested sub-graphs' supersteps after their parents'."""
         walker = self._walker
-        # A live branch waiting for a person is still inside its call: its open pause says so.
-        asking = {(pause.path, pause.branch) for pause in walker.pauses.pending}
+        pending = walker.pauses.pending
+
+        def asking(frame: Any) -> bool:
+            # A live branch waiting for a person is still inside its call (or its sub-graph's).
+            path, branch = frame.path, frame.branch
+            return any(
+                (p.path == path or p.path.startswith(path + "/"))
+                and p.branch is not None and (p.branch == branch or p.branch.startswith(branch + "/"))
+                for p in pending
+            )
+
         return [
             BranchState(
                 slot.frame.node, slot.frame.path, slot.frame.branch,
-                "paused" if status == "running" and (slot.frame.path, slot.frame.branch) in asking else status,
+                "paused" if status == "running" and pending and asking(slot.frame) else status,
             )
             for slots, statuses in walker.supersteps.values()
             for slot, status in zip(slots, statuses)

@@ -32,7 +32,7 @@ from .calls import Called, ChildStopped, TimedOut, error_text, fold, make_step
 from .context import Context
 from .ending import Ending
 from .levels import Level, enter, level_key
-from .limits import Aborted, Budget, Deadline, Meter
+from .limits import Aborted, Budget, Deadline, Meter, branch_waits, node_deadline
 from .listeners import (
     Listeners,
     error_event,
@@ -105,12 +105,12 @@ class Walker:
         self.rerunning: set[tuple[str, str | None]] = set()
         """Where a resumed run's nodes stopped at an input (path, branch): they run again from their start."""
 
-        self.deadline: Deadline | None = None
-        """The time limit of the async node running now, if it has one."""
         self.open_levels: dict[str, Level] = {}
         """The sub-graph levels being walked now, by path (and branch)."""
         self.restored_levels: dict[str, Any] = {}
         """Sub-graph levels a checkpoint kept, waiting to be entered again."""
+        self.flagged: Ending | None = None
+        """How the first sub-graph that hit its max_steps with on_max_steps="flag" ended."""
 
     # The run's own graph is the root level: what the rest of the engine calls the
     # run's state, step, frames and history is the root level's.
@@ -209,7 +209,7 @@ class Walker:
                 self.frames = hop.frames
                 self.save((record,), hop.frames)
                 self.listeners.emit_step_if(lambda: route_event(self.thread, record.step, hop.edge, record.path, record.branch))
-            return await self.walk(self.root) or Ending("done")
+            return await self.walk(self.root) or self.flagged or Ending("done")
         except MaxStepsExceeded:
             raise
         except NbgraphError as exc:
@@ -439,19 +439,20 @@ class Walker:
             listeners.emit_step(self._enter_event(step, frame, visit))
         calls = self.calls
         calls.append(frame)
-        meter = self.meter
+        waits = [0.0, branch_waits.get()]
+        token = branch_waits.set(waits)
         started = time.time()
         t0 = time.perf_counter()
-        waited0 = meter.waited
         inner: tuple[Step, ...] = ()
         try:
             update, hop, inner = await self._invoke(level, frame, node, ctx)
         except Exception as exc:
-            record = make_step(step, frame, visit, started, time.perf_counter() - t0, None, None, ctx, exc)
+            record = make_step(step, frame, visit, started, time.perf_counter() - t0 - waits[0], None, None, ctx, exc)
             return Called((*inner, record), None, None, ctx, exc)
         finally:
             calls.remove(frame)
-        duration = time.perf_counter() - t0 - (meter.waited - waited0)
+            branch_waits.reset(token)
+        duration = time.perf_counter() - t0 - waits[0]
         record = make_step(step, frame, visit, started, duration, update, hop.edge if hop else None, ctx)
         return Called((*inner, record), update, hop, ctx)
 
@@ -498,8 +499,11 @@ class Walker:
         key = level_key(frame)
         self.open_levels[key] = child
         ending = await self.walk(child)
-        if ending is not None and (ending.outcome != "done"):
-            raise ChildStopped(ending)  # the level stays open: a checkpoint keeps where it stopped
+        if ending is not None:
+            if ending.outcome != "done":
+                raise ChildStopped(ending)  # the level stays open: a checkpoint keeps where it stopped
+            if ending.hit_max_steps and self.flagged is None:
+                self.flagged = ending  # on_max_steps="flag": the run's result says which sub-graph hit it
         del self.open_levels[key]
         output = node.spec.output
         update = output(child.plan.schema.view(child.values)) if output is not None else None
@@ -507,7 +511,7 @@ class Walker:
 
     async def _within(self, work: Any, deadline: Deadline) -> Any:
         """Await an async node's ``work``, cancelling it if it overruns ``deadline``."""
-        self.deadline = deadline
+        token = node_deadline.set(deadline)
         deadline.start()
         try:
             out = await work
@@ -517,7 +521,7 @@ class Walker:
             raise
         finally:
             deadline.stop()
-            self.deadline = None
+            node_deadline.reset(token)
         if deadline.fired:  # the node swallowed the cancellation, but its time was up
             raise TimedOut(deadline)
         return out
