@@ -50,8 +50,28 @@ def to_jsonable(value: Any, *, strict: bool = True) -> Any:
     return pydantic_core.to_jsonable_python(value, fallback=_strict if strict else _loose)
 
 
+class _FieldFirst:
+    """A mapping method of :class:`StateView` that gives way to a field of the same name,
+    so ``state.items`` in a map or a condition reads a field called ``items``."""
+
+    __slots__ = ("method", "name")
+
+    def __init__(self, method: Callable[..., Any]) -> None:
+        self.method = method
+        self.name = method.__name__
+
+    def __get__(self, view: Any, owner: type | None = None) -> Any:
+        if view is None:
+            return self.method
+        values = view._values
+        if self.name in values:
+            return values[self.name]
+        return self.method.__get__(view, owner)
+
+
 class StateView(Mapping[str, Any]):
-    """Read-only view of a dict state; fields read as ``state["x"]`` or ``state.x``."""
+    """Read-only view of a dict state; fields read as ``state["x"]`` or ``state.x``
+    (also a field named like a mapping method: ``items``, ``keys``, ``values``, ``get``)."""
 
     __slots__ = ("_values",)
 
@@ -85,6 +105,11 @@ class StateView(Mapping[str, Any]):
 
     def __repr__(self) -> str:
         return f"StateView({dict(self._values)!r})"
+
+    items = _FieldFirst(Mapping.items)  # type: ignore[assignment]
+    keys = _FieldFirst(Mapping.keys)  # type: ignore[assignment]
+    values = _FieldFirst(Mapping.values)  # type: ignore[assignment]
+    get = _FieldFirst(Mapping.get)  # type: ignore[assignment]
 
 
 def _reducer_of(metadata: list[Any]) -> Reducer | None:

@@ -130,6 +130,21 @@ class TestReadOnly:
         assert result.outcome == "failed"
         assert "state is read-only: return {'n': ...} from the node" in result.reason
 
+    def test_dict_state_fields_named_like_mapping_methods_read_as_fields(self):
+        seen = {}
+
+        def fields(state):
+            seen["fields"] = (state.items, state.keys, state.values, state.get)
+
+        def methods(state):
+            seen["methods"] = (sorted(state.items()), list(state.keys()), state.get("n"))
+
+        one_node(fields, state=None).invoke({"items": [1, 2], "keys": "k", "values": {"v": 1}, "get": 0})
+        assert seen["fields"] == ([1, 2], "k", {"v": 1}, 0)
+        # Without such fields, they are the mapping's methods as usual.
+        one_node(methods, state=None).invoke({"n": 3})
+        assert seen["methods"] == ([("n", 3)], ["n"], 3)
+
     def test_dict_state_missing_field_suggests(self):
         result = one_node(lambda s: {"x": s.cuont}, state=None).invoke({"count": 1})
         assert "state has no field 'cuont' (did you mean 'count'?)" in result.reason
