@@ -165,6 +165,60 @@ class TestSettle:
         assert errors == {"work[1]": "ValueError: no even numbers: 2", "work[3]": "ValueError: no even numbers: 4"}
         assert ended == [1]  # routing went on past the failures
 
+    async def test_all_goes_on_when_the_last_or_every_branch_fails(self):
+        for failing, got in (({3}, ["1", "2"]), ({1, 2, 3}, [])):
+            async def work(item):
+                if item in failing:
+                    raise ValueError(f"bad {item}")
+                return {"got": [str(item)]}
+
+            ended = []
+            result = await mapped(work, items=[1, 2, 3], settle="all", after=lambda s: ended.append(1)).ainvoke({})
+            assert (result.outcome, result.state.got, ended) == ("done", got, [1]), failing
+            assert [s.error for s in result.history if s.node == "work"] == [
+                f"ValueError: bad {i}" if i in failing else None for i in (1, 2, 3)
+            ]
+
+    async def test_all_records_timeouts_and_failed_sub_graphs_and_joins_go_on(self):
+        gate = asyncio.Event()
+
+        async def slow(state):
+            await gate.wait()  # never set: the node's timeout cancels it
+
+        def boom(state):
+            raise ValueError("inner boom")
+
+        inner = Graph("inner")
+        inner.add_node("ok", lambda s: {"inner": 1})
+        inner.add_node("boom", boom)
+        inner.add_edge(START, "ok")
+        inner.add_edge("ok", "boom")
+        inner.add_edge("boom", END)
+        merged = []
+        g = Graph("arms", state=Bag, settle="all")
+        g.add_node("plan", lambda s: None)
+        g.add_node("slow", slow, timeout=0.02)
+        g.add_node("sub", inner, input=lambda s: {}, output=lambda c: {"got": ["sub"]})
+        g.add_node("fine", lambda s: {"got": ["fine"]})
+        g.add_node("merge", lambda s: merged.append(list(s.got)))
+        g.add_edge(START, "plan")
+        g.add_edge("plan", ["slow", "sub", "fine"])
+        g.add_edge(["slow", "sub", "fine"], "merge")
+        g.add_edge("merge", END)
+        async with asyncio.timeout(10):
+            result = await g.ainvoke({})
+        assert result.outcome == "done", result.reason
+        assert merged == [["fine"]]  # the join did not wait for the branches that failed
+        assert [(s.path, s.branch, s.error) for s in result.history] == [
+            ("plan", None, None),
+            ("slow", "slow", "node 'slow' timed out after 0.02 s (timeout=0.02) at step 2"),
+            ("sub/ok", "sub", None),
+            ("sub/boom", "sub", "ValueError: inner boom"),
+            ("sub", "sub", "node 'sub/boom' failed at step 2: ValueError: inner boom"),
+            ("fine", "fine", None),
+            ("merge", None, None),
+        ]
+
     async def test_fail_fast_cancels_siblings_and_a_fixed_node_resumes(self, tmp_path):
         calls: list[int] = []
         cancelled: list[int] = []
@@ -183,7 +237,8 @@ class TestSettle:
 
         store = SQLiteCheckpointer(str(tmp_path / "runs.db"))
         g = mapped(work)
-        result = await g.ainvoke({}, checkpointer=store)
+        async with asyncio.timeout(10):  # (siblings left running would wait for ever)
+            result = await g.ainvoke({}, checkpointer=store)
         assert result.outcome == "failed"
         assert result.reason == "branch 'work[1]' (node 'work', payload 2) failed at step 3: ValueError: cannot do 2"
         assert sorted(cancelled) == [3, 4]
@@ -234,7 +289,8 @@ async def test_cancel_during_a_map_keeps_the_superstep_for_a_resume(tmp_path, fi
     run = g.start({}, checkpointer=store, display=False)
     await wait_until(lambda: len(entered) == 4)
     run.cancel()
-    result = await run
+    async with asyncio.timeout(10):
+        result = await run
     assert result.outcome == "aborted"
     assert result.reason == "cancelled during 4 branches at step 2"
     assert sorted(cancelled) == list(range(finished + 1, 5))  # every branch still running was cancelled
@@ -259,7 +315,8 @@ class TestLimits:
         async def work(item):
             await forever(cancelled, item)
 
-        result = await mapped(work).ainvoke({}, budget=Budget(seconds=0.05))
+        async with asyncio.timeout(10):
+            result = await mapped(work).ainvoke({}, budget=Budget(seconds=0.05))
         assert result.outcome == "aborted"
         assert result.reason.startswith("budget exceeded: seconds 0.05 used up during node 'work' at step ")
         assert sorted(cancelled) == [1, 2, 3, 4]
@@ -332,7 +389,8 @@ async def test_a_join_waits_for_sources_of_different_lengths():
         assert merges == []
         for gate in gates.values():
             gate.set()
-        result = await run
+        async with asyncio.timeout(10):
+            result = await run
         assert result.outcome == "done", result.reason
         assert merges == [["a", "b", "a2"]]
         assert [(s.node, s.branch) for s in result.history] == [

@@ -157,6 +157,34 @@ class TestMappedSubGraphs:
         result = await run
         assert result.state.notes == ["x=XX", "y=YY", "z=ZZ"]
 
+    def test_with_settle_all_a_failed_sub_graph_branch_stays_settled_across_a_resume(self):
+        calls = []
+
+        async def ask(state, ctx):
+            calls.append(state["item"])
+            if state["item"] == 1:
+                raise ValueError("one fails")
+            return {"v": await ctx.request_input(f"{state['item']}?")}
+
+        inner = chain("inner", ("ask", ask))
+        g = Graph("outer", state=Notes, settle="all")
+        g.add_node("plan", lambda s: None)
+        g.add_node("sub", inner, input=lambda i: {"item": i}, output=lambda c: {"notes": [f"{c['item']}={c['v']}"]})
+        g.add_edge(START, "plan")
+        g.add_edge("plan", "sub", each=lambda s: [1, 2])
+        g.add_edge("sub", END)
+        store = MemoryCheckpointer()
+        paused = g.invoke({}, checkpointer=store)
+        assert paused.outcome == "interrupted" and [p.branch for p in paused.pauses] == ["sub[1]"]
+        assert list(store.get(paused.thread).levels) == ["sub@sub[1]"]  # the failed branch's level closed
+        done = g.resume(paused, "two", checkpointer=store)
+        assert done.outcome == "done" and done.state.notes == ["2=two"]
+        assert calls == [1, 2, 2]  # the failed branch is not run again, the paused one re-runs its start
+        assert [(s.path, s.branch, s.error) for s in done.history if s.branch == "sub[0]"] == [
+            ("sub/ask", "sub[0]", "ValueError: one fails"),
+            ("sub", "sub[0]", "node 'sub/ask' failed at step 1: ValueError: one fails"),
+        ]
+
     def test_send_into_a_sub_graph_node(self):
         inner = chain("inner", ("up", lambda s: {"v": s["v"].upper()}))
         g = Graph("outer", state=Notes)

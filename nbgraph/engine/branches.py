@@ -16,6 +16,7 @@ finished are kept in the checkpoint (``settled``), so a resume runs only the res
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -220,10 +221,13 @@ async def _branch(walker: Walker, level: Level, slot: _Slot, entry: Mapping[str,
     node = level.plan.nodes[slot.frame.node]
     if entry is not None:
         called = _restored(entry)
+        if entry.get("error") is not None:
+            return _Failed(called.records, _Settled(entry["error"]))
         pause = entry.get("pause")
         if pause is None:
             return called
         return await _approve(walker, level, node, called, _pause(pause))
+    started, t0 = time.time(), time.perf_counter()
     try:
         called = await walker.call(level, slot.frame, slot.step, slot.visit)
     except PauseRequested as paused:
@@ -231,12 +235,14 @@ async def _branch(walker: Walker, level: Level, slot: _Slot, entry: Mapping[str,
     except ChildStopped as child:
         if child.ending.outcome == "interrupted":
             return _Parked(child.ending.pauses)
-        return _Failed((), _ChildFailed(child.ending))
+        error = _ChildFailed(child.ending)
+        return _Failed(_given_up(walker, level, slot, started, t0, error), error)
     except TimedOut as timed:
         deadline = timed.deadline
         if deadline.outcome == "aborted":
             raise Aborted(f"{deadline.reason} at step {slot.step}") from None
-        return _Failed((), _ChildFailed(Ending("failed", f"{deadline.reason} at step {slot.step}")))
+        error = _ChildFailed(Ending("failed", f"{deadline.reason} at step {slot.step}"))
+        return _Failed(_given_up(walker, level, slot, started, t0, error), error)
     except asyncio.CancelledError:
         return _Failed((), asyncio.CancelledError())
     if called.error is not None:
@@ -244,6 +250,41 @@ async def _branch(walker: Walker, level: Level, slot: _Slot, entry: Mapping[str,
     if node.approval:
         return await _approve(walker, level, node, called, None)
     return called
+
+
+def _given_up(walker: Walker, level: Level, slot: _Slot, started: float, t0: float, error: _ChildFailed) -> tuple[Step, ...]:
+    """The records of a branch that ended short (its sub-graph failed, its node timed out).
+
+    With ``settle="fail_fast"`` the step fails and a resume re-enters the sub-graph
+    where it stopped, so nothing is recorded here. With ``"all"`` the branch is over:
+    the sub-graph levels it left open close, their steps and its own failed step go
+    into the history.
+    """
+    if level.plan.settle != "all":
+        return ()
+    frame = slot.frame
+    inner: list[Step] = []
+    for key in sorted(key for key in walker.open_levels if _inside(key, frame)):  # outer levels first
+        inner.extend(walker.open_levels.pop(key).records)
+    duration = time.perf_counter() - t0
+    return (*inner, Step(slot.step, frame.node, slot.visit, started, duration, path=frame.path, branch=frame.branch, error=error.reason))
+
+
+def _inside(key: str, frame: Frame) -> bool:
+    """Whether the level ``key`` names is ``frame``'s sub-graph or one nested in it."""
+    path, _, branch = key.partition("@")
+    own = frame.branch or ""
+    return (path == frame.path or path.startswith(frame.path + "/")) and (branch == own or branch.startswith(own + "/"))
+
+
+def _arrivals(plan: Any, frame: Frame) -> list[tuple[Frame, Hop]]:
+    """A branch that settled without routing (failed, or denied) still arrives at the joins it
+    feeds: they must not wait for it for ever."""
+    return [
+        (frame, Hop(FiredEdge(frame.node, edge.target, edge.label, edge.when is None), plan.frames_to(edge.target), frozenset(edge.join)))
+        for edge in plan.edges
+        if edge.source == frame.node and edge.join
+    ]
 
 
 async def _approve(walker: Walker, level: Level, node: Any, called: Called, pause: Pause | None) -> Any:
@@ -278,23 +319,39 @@ def _route(walker: Walker, level: Level, slots: list[_Slot], results: list[Any])
     """Route every branch that settled (a map once, after its last branch); their records."""
     plan = level.plan
     view = plan.schema.view(level.values)
-    last_of_map = {slot.frame.node: i for i, slot in enumerate(slots) if slot.frame.payload is not NO_PAYLOAD}
+    # A map routes once, after the last of its branches that did not route themselves (a
+    # Goto) or fail; after its last failed one if every one failed: "all" goes on regardless.
+    last_of_map: dict[str, int] = {}
+    last_failed: dict[str, int] = {}
+    for i, (slot, result) in enumerate(zip(slots, results)):
+        if slot.frame.payload is not NO_PAYLOAD:
+            if isinstance(result, _Failed):
+                last_failed[slot.frame.node] = i
+            elif result.hop is None:
+                last_of_map[slot.frame.node] = i
+    for name, i in last_failed.items():
+        last_of_map.setdefault(name, i)
     records: list[Step] = []
     taken: list[tuple[Frame, Hop]] = []
     for i, (slot, result) in enumerate(zip(slots, results)):
-        if isinstance(result, _Failed):
+        frame = slot.frame
+        failed = isinstance(result, _Failed)
+        if failed and not (result.records and frame.payload is not NO_PAYLOAD and last_of_map.get(frame.node) == i):
+            records.extend(result.records)
+            if frame.payload is NO_PAYLOAD:
+                taken.extend(_arrivals(plan, frame))
+            continue
+        node = plan.nodes[frame.node]
+        hop = None if failed else result.hop
+        if hop is None and frame.payload is not NO_PAYLOAD and last_of_map.get(frame.node) != i:
             records.extend(result.records)
             continue
-        frame = slot.frame
-        node = plan.nodes[frame.node]
-        hop = result.hop
-        if hop is None and frame.payload is not NO_PAYLOAD and last_of_map.get(frame.node) != i:
-            records.extend(result.records)  # a map routes once, after its last branch
-            continue
+        if hop is not None and not hop.frames and hop.edge.label == "denied" and frame.payload is NO_PAYLOAD:
+            taken.extend(_arrivals(plan, frame))
         if hop is None:
             hop = node.fixed
             if hop is None:
-                ctx = result.ctx or (
+                ctx = (None if failed else result.ctx) or (
                     Context(walker, plan, frame.node, slot.step, slot.visit, frame.path, frame.branch) if node.wants_ctx else None
                 )
                 hop = node.route(view, ctx)
@@ -309,7 +366,12 @@ def _keep(level: Level, slots: list[_Slot], results: list[Any]) -> None:
     for slot, result in zip(slots, results):
         if isinstance(result, _Parked) and result.called is not None:
             level.settled.append(_entry(slot, result.called, result.pauses[0]))
-        elif result is not None and not isinstance(result, (_Parked, _Failed)):
+        elif isinstance(result, _Failed):
+            if result.records and level.plan.settle == "all":  # with "all" a failure is how the branch settled
+                entry = settled_entry(slot.step, Called(result.records, None, None, None), None)
+                entry["error"] = result.records[-1].error
+                level.settled.append(entry)
+        elif result is not None and not isinstance(result, _Parked):
             level.settled.append(_entry(slot, result, None))
 
 
@@ -354,6 +416,10 @@ class _BranchFailed(NbgraphError):
         payload = "" if frame.payload is NO_PAYLOAD else f", payload {frame.payload!r:.80}"
         cause = error.reason if isinstance(error, _ChildFailed) else f"{type(error).__name__}: {error}"
         super().__init__(f"branch {frame.branch!r} (node {frame.path!r}{payload}) failed at step {slot.step}: {cause}")
+
+
+class _Settled(Exception):
+    """A branch that failed before a checkpoint, with ``settle="all"``: its error, as recorded."""
 
 
 class _ChildFailed(Exception):
