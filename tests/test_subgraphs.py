@@ -12,7 +12,7 @@ from typing import Annotated
 import pydantic
 import pytest
 
-from nbgraph import END, START, Graph, MemoryCheckpointer, Send, SQLiteCheckpointer, append
+from nbgraph import END, START, Graph, MemoryCheckpointer, RedisCheckpointer, Send, SQLiteCheckpointer, append
 
 from forked import Forker
 from redis_server import redis_server
@@ -208,6 +208,52 @@ class TestMappedSubGraphs:
         result = g.invoke({})
         assert result.outcome == "failed"
         assert "node 'sub' runs sub-graph 'inner' on this graph's state, so a Send's payload has nowhere to go" in result.reason
+
+
+class TestCallsAskAfresh:
+    """Each call of a sub-graph is its own: a question its node asked in the first call is
+    asked again in the second, live and across a resume, and the first call's answer is
+    dropped once that call ends."""
+
+    @staticmethod
+    def looped(calls: list[int]) -> Graph:
+        async def ask(state, ctx):
+            calls.append(state["round"])
+            return {"said": await ctx.request_input(f"round {state['round']}?")}
+
+        inner = chain("inner", ("ask", ask))
+        g = Graph("outer", state=Notes)
+        g.add_node("sub", inner, input=lambda s: {"round": s.n}, output=lambda c: {"n": c["round"] + 1, "notes": [c["said"]]})
+        g.add_edge(START, "sub")
+        g.add_edge("sub", END, when=lambda s: s.n == 2)
+        g.add_edge("sub", "sub")
+        return g
+
+    async def test_live(self):
+        calls: list[int] = []
+        run = self.looped(calls).start({}, display=False)
+        for answer in ("first", "second"):
+            pause = await run.next_pause(timeout=5)
+            assert run.respond(pause.id, answer)
+        result = await run
+        assert result.state.notes == ["first", "second"] and calls == [0, 1]
+
+    @pytest.mark.parametrize("kind", ["sqlite", "redis"])
+    def test_durable(self, tmp_path, request, kind):
+        calls: list[int] = []
+        g = self.looped(calls)
+        if kind == "sqlite":
+            store = SQLiteCheckpointer(str(tmp_path / "runs.db"))
+        else:
+            store = RedisCheckpointer(request.getfixturevalue("redis_url"), prefix=f"afresh-{uuid.uuid4().hex[:8]}")
+        first = g.invoke({}, checkpointer=store)
+        assert first.outcome == "interrupted" and first.pauses[0].prompt == "round 0?"
+        second = g.resume(first, "first", checkpointer=store)
+        assert second.outcome == "interrupted" and second.pauses[0].prompt == "round 1?"
+        assert list(store.get(second.thread).answers) == []  # the ended call's answer went with it
+        done = g.resume(second, "second", checkpointer=store)
+        assert done.outcome == "done" and done.state.notes == ["first", "second"]
+        assert calls == [0, 0, 1, 1]  # each call's node re-ran its start once, on its own resume
 
 
 def test_a_failing_sub_graph_keeps_the_parents_checkpoint_and_resumes(tmp_path):

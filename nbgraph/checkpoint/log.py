@@ -210,7 +210,7 @@ class LogStore:
                     snapshot = to_json(dict(checkpoint.state))
                     writer.snapshot_bytes, writer.delta_bytes = len(snapshot), 0
         answers = None
-        if checkpoint.answers and checkpoint.answers != writer.answers:
+        if (checkpoint.answers or writer.answers) and checkpoint.answers != writer.answers:  # (emptied counts)
             answers = to_json(dict(checkpoint.answers))
         row = Row(step, _encode(checkpoint), "[" + ",".join(writer.patches) + "]", answers)
         self._write(thread, row, replace=replace, snapshot=snapshot, lease=lease)

@@ -352,7 +352,9 @@ def _route(walker: Walker, level: Level, slots: list[_Slot], results: list[Any])
             hop = node.fixed
             if hop is None:
                 ctx = (None if failed else result.ctx) or (
-                    Context(walker, plan, frame.node, slot.step, slot.visit, frame.path, frame.branch) if node.wants_ctx else None
+                    Context(walker, plan, frame.node, slot.step, slot.visit, frame.path, frame.branch, level.scope)
+                    if node.wants_ctx
+                    else None
                 )
                 hop = node.route(view, ctx)
         records.extend(result.records[:-1])

@@ -24,7 +24,9 @@ class Context:
     for a person.
     """
 
-    __slots__ = ("_walker", "_plan", "node", "step", "visit", "path", "branch", "tokens", "cost", "turns", "_events", "_asked")
+    __slots__ = (
+        "_walker", "_plan", "node", "step", "visit", "path", "branch", "_scope", "tokens", "cost", "turns", "_events", "_asked",
+    )
 
     def __init__(
         self,
@@ -35,6 +37,7 @@ class Context:
         visit: int,
         path: str | None = None,
         branch: str | None = None,
+        scope: str = "",
     ) -> None:
         self._walker = walker
         self._plan = plan
@@ -48,6 +51,7 @@ class Context:
         """Where the node is: its name, or ``outer/inner/node`` inside sub-graphs."""
         self.branch = branch
         """The parallel branch the node runs in (None on the main line)."""
+        self._scope = scope
         self.tokens = 0
         self.cost = 0.0
         self.turns = 0
@@ -149,15 +153,18 @@ class Context:
         In a live run this waits (the time does not count against budgets); otherwise
         the run ends ``interrupted`` and, on resume, this node runs again from its
         start and this call returns the stored answer. Answers are stored by
-        ``slot`` (default: node, visit and the call's position in the node).
+        ``slot`` (default: node, visit and the call's position in the node), within the
+        call of the sub-graph the node is in: each call of a sub-graph asks afresh.
         """
         walker = self._walker
         if walker is None:
             raise RuntimeError(f"request_input() needs a running node; {self.node!r} is being routed outside a run")
         self._asked += 1
         if slot is None:
-            where = self.path if self.branch is None else f"{self.path}@{self.branch}"
-            slot = f"{where}#{self.visit}.{self._asked}"
+            where = self.node if self.branch is None else f"{self.node}@{self.branch}"
+            slot = f"{self._scope}{where}#{self.visit}.{self._asked}"
+        else:
+            slot = self._scope + slot
         pauses = walker.pauses
         if slot in pauses.answers:
             resumed = walker.resumed_inputs.pop(slot, None)

@@ -27,8 +27,8 @@ class Level:
     """One graph's walk inside a run."""
 
     __slots__ = (
-        "plan", "path", "branch", "values", "frames", "visits", "last_node", "same", "steps", "records", "arrived",
-        "settled",
+        "plan", "path", "branch", "scope", "values", "frames", "visits", "last_node", "same", "steps", "records",
+        "arrived", "settled",
     )
 
     def __init__(
@@ -41,6 +41,10 @@ class Level:
         """The branch the level runs in: its main line's frames carry it, and branches
         it starts are numbered under it, so two branches running one sub-graph never
         share a pause slot, a level key or an event's place."""
+        self.scope = ""
+        """Which call of its sub-graph the level is (``research#2/`` inside the second
+        visit of node research; "" for the run's graph): a person's answers are kept
+        per call, so the next call of the sub-graph asks again."""
         self.values: dict[str, Any] = values if values is not None else {}
         self.frames: tuple[Frame, ...] = ()
         self.visits: dict[str, int] = {}
@@ -94,8 +98,8 @@ def level_key(frame: Frame) -> str:
     return frame.path if frame.branch is None else f"{frame.path}@{frame.branch}"
 
 
-def enter(walker: Walker, parent: Level, frame: Frame, node: NodePlan) -> Level:
-    """The level of the sub-graph ``node`` runs: the one a checkpoint kept, or a new one."""
+def enter(walker: Walker, parent: Level, frame: Frame, node: NodePlan, visit: int) -> Level:
+    """The level of the sub-graph ``node`` runs on its ``visit``: the one a checkpoint kept, or a new one."""
     plan = node.subplan
     assert plan is not None
     spec = node.spec
@@ -114,6 +118,8 @@ def enter(walker: Walker, parent: Level, frame: Frame, node: NodePlan) -> Level:
     else:
         given = frame.payload if frame.payload is not NO_PAYLOAD else parent.plan.schema.view(parent.values)
         level = Level(plan, frame.path, values=plan.schema.initial(spec.input(given)), branch=frame.branch)
+    where = frame.node if frame.branch is None else f"{frame.node}@{frame.branch}"
+    level.scope = f"{parent.scope}{where}#{visit}/"
     if kept is not None:
         level.restore(kept)
     return level

@@ -64,6 +64,12 @@ class Pauses:
     def answers_copy(self) -> Mapping[str, Any]:
         return dict(self.answers) if self.answers else _EMPTY
 
+    def forget(self, scope: str) -> None:
+        """Drop the answers given inside a sub-graph call that has ended: none can be asked
+        for again, and a heartbeat's thousandth cycle should not carry the first one's."""
+        if self.answers:
+            self.answers = {slot: value for slot, value in self.answers.items() if not slot.startswith(scope)}
+
     def respond(self, pause_id: str, value: Any, check_update: Any) -> bool:
         """Settle the open pause ``pause_id`` with ``value``; False if it is not open.
 

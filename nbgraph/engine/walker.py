@@ -291,7 +291,7 @@ class Walker:
         visit = level.visits.get(name, 0) + 1
         step = level.steps + 1
         before = level.values
-        ctx = Context(self, plan, name, step, visit, frame.path, frame.branch) if node.wants_ctx else None
+        ctx = Context(self, plan, name, step, visit, frame.path, frame.branch, level.scope) if node.wants_ctx else None
         listeners = self.listeners
         if listeners.steps:
             listeners.emit_step(self._enter_event(step, frame, visit))
@@ -304,7 +304,7 @@ class Walker:
         inner: tuple[Step, ...] = ()
         try:
             if node.is_async or node.subplan is not None:
-                update, hop, inner = await self._invoke(level, frame, node, ctx)
+                update, hop, inner = await self._invoke(level, frame, node, ctx, visit)
             else:  # the common case, inline: a sync function's call costs no coroutine
                 given = plan.schema.view(before) if frame.payload is NO_PAYLOAD else frame.payload
                 out = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
@@ -433,7 +433,7 @@ class Walker:
         plan = level.plan
         name = frame.node
         node = plan.nodes[name]
-        ctx = Context(self, plan, name, step, visit, frame.path, frame.branch) if node.wants_ctx else None
+        ctx = Context(self, plan, name, step, visit, frame.path, frame.branch, level.scope) if node.wants_ctx else None
         listeners = self.listeners
         if listeners.steps:
             listeners.emit_step(self._enter_event(step, frame, visit))
@@ -445,7 +445,7 @@ class Walker:
         t0 = time.perf_counter()
         inner: tuple[Step, ...] = ()
         try:
-            update, hop, inner = await self._invoke(level, frame, node, ctx)
+            update, hop, inner = await self._invoke(level, frame, node, ctx, visit)
         except Exception as exc:
             record = make_step(step, frame, visit, started, time.perf_counter() - t0 - waits[0], None, None, ctx, exc)
             return Called((*inner, record), None, None, ctx, exc)
@@ -465,11 +465,11 @@ class Walker:
         return node_enter(self.thread, step, frame.node, visit, frame.path, frame.branch, rerun)
 
     async def _invoke(
-        self, level: Level, frame: Frame, node: NodePlan, ctx: Context | None
+        self, level: Level, frame: Frame, node: NodePlan, ctx: Context | None, visit: int
     ) -> tuple[Mapping[str, Any] | None, Hop | None, tuple[Step, ...]]:
         """Run the node's function (or walk its sub-graph): its update, its command's hop, a sub-graph's steps."""
         if node.subplan is not None:
-            update, inner = await self._walk_child(level, frame, node)
+            update, inner = await self._walk_child(level, frame, node, visit)
             return update, None, inner
         if not node.is_async:
             return (*self._call(level.plan, frame, node, ctx, level.values), ())
@@ -493,9 +493,11 @@ class Walker:
             return out, None
         return _read_output(out, node, plan)
 
-    async def _walk_child(self, parent: Level, frame: Frame, node: NodePlan) -> tuple[Mapping[str, Any] | None, tuple[Step, ...]]:
+    async def _walk_child(
+        self, parent: Level, frame: Frame, node: NodePlan, visit: int
+    ) -> tuple[Mapping[str, Any] | None, tuple[Step, ...]]:
         """Walk the sub-graph ``node`` runs; its update for the parent, and the sub-graph's records."""
-        child = enter(self, parent, frame, node)
+        child = enter(self, parent, frame, node, visit)
         key = level_key(frame)
         self.open_levels[key] = child
         ending = await self.walk(child)
@@ -505,6 +507,7 @@ class Walker:
             if ending.hit_max_steps and self.flagged is None:
                 self.flagged = ending  # on_max_steps="flag": the run's result says which sub-graph hit it
         del self.open_levels[key]
+        self.pauses.forget(child.scope)
         output = node.spec.output
         update = output(child.plan.schema.view(child.values)) if output is not None else None
         return update, tuple(child.records)  # a shared sub-graph's steps are replayed by fold()

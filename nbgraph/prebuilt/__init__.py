@@ -5,6 +5,8 @@
   token budget.
 - :func:`nudge`: the anti-premature-finish reminder, capped, with the pure
   :func:`needs_nudge` for the routing condition.
+- :func:`heartbeat`: a graph that runs an agent graph once per cycle, a fresh run
+  each time, until it is done, blocked or out of cycles.
 """
 
 from __future__ import annotations
@@ -14,8 +16,19 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..llm.messages import UserMessage, as_messages, state_field, window_start
+from .heartbeat import CycleOutcome, HeartbeatState, heartbeat, read_outcome
 
-__all__ = ["INJECTION_PATTERNS", "MAX_NUDGES", "input_guard", "needs_nudge", "nudge"]
+__all__ = [
+    "INJECTION_PATTERNS",
+    "MAX_NUDGES",
+    "CycleOutcome",
+    "HeartbeatState",
+    "heartbeat",
+    "input_guard",
+    "needs_nudge",
+    "nudge",
+    "read_outcome",
+]
 
 INJECTION_PATTERNS: tuple[str, ...] = (
     r"ignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier)\s+(?:instructions|prompts?|rules)",
