@@ -8,6 +8,13 @@ run are sent at once. What a flush sends is cumulative (visit counts, fired edge
 the pending requests, the final state), so coalescing never loses a node's entry or
 exit, an interrupt, or the outcome.
 
+Parallel branches and sub-graphs: a flush sends every node being called now (several
+while branches run), each branch target's progress (a map's 3 of 4 done, 1 failed) and
+the counts inside sub-graphs keyed by path (``research/search``), so an opened frame
+shows its own. A resumed run re-runs the nodes its pauses stopped in from their start;
+the view hears of it through ``node-enter`` events, which it takes only during the
+resumed run's first step, the only step in which a node can run again that way.
+
 Import this module only where widgets are wanted: anywidget reads the bundled ES
 module when the class is created.
 """
@@ -26,7 +33,7 @@ import traitlets
 
 from .errors import NbgraphError
 from .export import to_dag, to_mermaid
-from .history import tally
+from .history import tally, tally_within
 
 __all__ = ["GraphView", "RunObserver", "graph_mimebundle", "show_run"]
 
@@ -46,15 +53,21 @@ class GraphView(anywidget.AnyWidget):
     status = traitlets.Dict().tag(sync=True)
     """state, outcome, reason, step, max_steps, tokens, cost, elapsed, current."""
     visits = traitlets.Dict().tag(sync=True)
-    """node -> completed executions."""
+    """node path -> completed executions (``research/search`` inside a sub-graph)."""
     fired = traitlets.Dict().tag(sync=True)
-    """"source→target" -> times the edge fired."""
+    """"source→target" -> times the edge fired ("research/a→research/b" inside a sub-graph)."""
     pending = traitlets.List().tag(sync=True)
     """Open requests (Pause dicts) the panel offers to answer."""
     text = traitlets.Unicode("").tag(sync=True)
     """The running node's streamed text."""
     log = traitlets.List().tag(sync=True)
     """The last lines of the run's log."""
+    running = traitlets.List().tag(sync=True)
+    """Paths of the nodes being called now (several while branches run, ``outer/inner`` too)."""
+    branches = traitlets.Dict().tag(sync=True)
+    """path -> progress of the branches run there last: total, done, failed, running, paused, waiting."""
+    reruns = traitlets.Dict().tag(sync=True)
+    """path -> times a resume ran the node again from its start up to an answered pause."""
 
     def __init__(self, graph: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -129,14 +142,31 @@ def _edge_key(source: str, target: str) -> str:
     return f"{source}\u2192{target}"
 
 
-def _exit_line(step: int, node: str, duration: float) -> str:
-    return f"{step:>4}  {node}  {duration * 1000:.1f} ms"
+def _where(path: str, branch: str | None) -> str:
+    # A map's branch is named after its node (ask[1]): say it once.
+    return path if not branch else branch if branch.startswith(f"{path}[") else f"{path} [{branch}]"
+
+
+def _exit_line(step: int, path: str, branch: str | None, duration: float) -> str:
+    return f"{step:>4}  {_where(path, branch)}  {duration * 1000:.1f} ms"
+
+
+_FINAL = ("done", "failed")
+_COUNTS = ("done", "failed", "running", "paused", "waiting")
+
+
+def _counts(statuses: dict[str, str]) -> dict[str, int]:
+    counts = dict.fromkeys(_COUNTS, 0)
+    for status in statuses.values():
+        counts[status] = counts.get(status, 0) + 1
+    return {"total": len(statuses), **counts}
 
 
 class RunObserver:
     """Feeds a :class:`GraphView` the progress of a run, at most ``max_rate`` times a second.
 
-    It reads the steps from ``run.history`` when it flushes, so a step costs the run
+    It reads the steps from ``run.history`` and the nodes under way from
+    ``run.running`` / ``run.branches`` when it flushes, so a step costs the run
     nothing; it listens only for the rare events (streamed text, tool calls, pauses,
     errors, the end), and flushes at once on pauses and at the end.
     """
@@ -162,7 +192,11 @@ class RunObserver:
         self._seen = run.recorded  # steps before this view (a resumed run's) are not replayed
         self._visits: dict[str, int] = {}
         self._fired: dict[tuple[str, str], int] = {}
-        self._log: deque[str | tuple[int, str, float]] = deque(maxlen=_LOG_LINES)
+        self._progress: dict[str, dict[str, str]] = {}  # path -> branch -> status, the latest superstep there
+        self._live: frozenset[str] = frozenset()  # paths with a superstep under way at the last flush
+        self._reruns: dict[str, int] = {}
+        self._sent: tuple[Any, ...] = ()  # what run.running / run.branches / run.pending were when last sent
+        self._log: deque[str | tuple[int, str, str | None, float]] = deque(maxlen=_LOG_LINES)
         self._text: list[str] = []
         self._text_len = 0
         self._text_step = -1
@@ -171,11 +205,11 @@ class RunObserver:
         self._last_flush = 0.0
         self._handle: asyncio.TimerHandle | None = None
         self._unsubscribe = run.subscribe(self.on_event, steps=False)
+        self._unwatch: Any = None
         self._flush()
 
     def on_event(self, event: Any) -> None:
         kind = event.type
-        status = self._status
         if kind == "text-delta":
             if event.step != self._text_step:
                 self._text, self._text_len, self._text_step = [], 0, event.step
@@ -184,6 +218,12 @@ class RunObserver:
                 self._text_len += len(event.text)
                 self._dirty = True
             return
+        if kind == "run-start":
+            if event.resumed:
+                # Only the first step of a resumed run can run a node again from its start:
+                # hear node-enter events until that step has routed on.
+                self._unwatch = self.run.subscribe(self._watch_reruns)
+            return
         self._catch_up()  # keep the log in order: the steps so far come first
         self._dirty = True
         if kind == "tool-call":
@@ -191,22 +231,39 @@ class RunObserver:
         elif kind == "tool-result" and event.is_error:
             self._log.append(f"      tool {event.name} failed: {str(event.result)[:80]}")
         elif kind == "interrupt":
-            status["state"] = "paused"
-            # An approval waits on a node that has already run: keep it highlighted.
-            status["current"] = event.pause.node
-            self._log.append(f"      waiting: {event.pause.prompt}")
+            pause = event.pause
+            where = ", ".join(filter(None, ("/" in pause.path and pause.path, pause.branch)))
+            self._log.append(f"      waiting{f' ({where})' if where else ''}: {pause.prompt}")
             self._flush()
         elif kind == "resume":
-            status["state"] = "running"
-            self._log.append("      answered")
+            where = ", ".join(filter(None, ("/" in event.path and event.path, event.branch)))
+            self._log.append(f"      answered{f' ({where})' if where else ''}")
             self._flush()
         elif kind == "error":
             self._log.append(f"      error: {event.error}")
         elif kind == "done":
-            status.update(state="done", outcome=event.outcome, reason=event.reason)
+            self._status.update(state="done", outcome=event.outcome, reason=event.reason)
             self._done = True
             self._unsubscribe()
+            self._stop_watching()
             self._flush()
+
+    def _watch_reruns(self, event: Any) -> None:
+        kind = event.type
+        if kind == "node-enter":
+            if event.rerun:
+                path = event.path or event.node
+                self._reruns[path] = self._reruns.get(path, 0) + 1
+                self._catch_up()
+                self._log.append(f"      rerun: {_where(path, event.branch)} runs again from its start, up to its answered pause")
+                self._dirty = True
+        elif kind == "route" and event.path and "/" not in event.path:
+            self._stop_watching()  # the first step has routed on: no node can re-run any more
+
+    def _stop_watching(self) -> None:
+        if self._unwatch is not None:
+            self._unwatch()
+            self._unwatch = None
 
     def note(self, line: str) -> None:
         """Add a line to the view's log."""
@@ -219,21 +276,52 @@ class RunObserver:
         fresh = self.run.history_since(self._seen)
         if not fresh:
             return
-        tally(fresh, self._visits, self._fired)
+        visits, fired = self._visits, self._fired
+        tally(fresh, visits, fired)
         status, log = self._status, self._log
+        levels: set[str] = set()
+        batches: dict[str, dict[str, str]] = {}
         for record in fresh:
             status["tokens"] += record.tokens
             status["cost"] += record.cost
-            log.append((record.step, record.path, record.duration))  # formatted when sent
+            log.append((record.step, record.path, record.branch, record.duration))  # formatted when sent
+            if "/" in record.path:
+                levels.add(record.path.rpartition("/")[0])
+            if record.branch is not None:
+                # A superstep's records arrive together when it settles: its branches' final states.
+                batch = batches.setdefault(record.path, {})
+                if record.branch in batch:
+                    batch.clear()  # the same branch again: a later superstep at the same node
+                batch[record.branch] = "failed" if record.error else "done"
+        for level in levels:  # counts inside sub-graphs, keyed by path
+            inner_visits: dict[str, int] = {}
+            inner_fired: dict[tuple[str, str], int] = {}
+            tally_within(fresh, level, inner_visits, inner_fired)
+            for node, count in inner_visits.items():
+                key = f"{level}/{node}"
+                visits[key] = visits.get(key, 0) + count
+            for (source, target), count in inner_fired.items():
+                edge = (f"{level}/{source}", f"{level}/{target}")
+                fired[edge] = fired.get(edge, 0) + count
+        for path, batch in batches.items():
+            if path in self._live and path in self._progress:
+                self._progress[path].update(batch)  # the superstep seen under way at the last flush
+            else:
+                self._progress[path] = batch
         self._seen += len(fresh)
+
+    def _snapshot(self) -> tuple[tuple[str, ...], tuple[Any, ...], tuple[Any, ...]]:
+        run = self.run
+        return tuple(dict.fromkeys(run.running)), tuple(run.branches), run.pending
 
     def _tick(self) -> None:
         self._handle = None
-        if self._done or self._status["state"] == "paused":
-            return  # the resume or the end flushes and restarts the timer
-        idle = not self._dirty and self.run.step == self._status["step"]
-        if idle and time.perf_counter() - self._last_flush < 1.0:
-            # Nothing new (a long node, a slow model): just the clock, once a second.
+        if self._done:
+            return
+        run = self.run
+        idle = not self._dirty and run.step == self._status["step"] and self._snapshot() == self._sent
+        if idle and (run.pending or time.perf_counter() - self._last_flush < 1.0):
+            # Nothing new (a long node, a slow model, a person thinking): the clock, once a second.
             self._handle = self._loop.call_later(self.interval, self._tick)
         else:
             self._flush()
@@ -248,20 +336,36 @@ class RunObserver:
         self._dirty = False
         status["elapsed"] = round(now - self._t0, 2)
         status["step"] = run.step
-        if status["state"] == "running":
-            status["current"] = run.upcoming
-        elif status["state"] == "done":
+        self._sent = running, branches, pending = self._snapshot()
+        if not self._done:
+            status["state"] = "paused" if pending else "running"
+            # An approval waits on a node that has already run: keep it highlighted.
+            status["current"] = (pending[0].path or pending[0].node) if pending else run.upcoming
+        else:
             status["current"] = None
-        pending = [pause.model_dump(mode="json") for pause in run.pending]
+        live: dict[str, dict[str, str]] = {}
+        for state in branches:
+            live.setdefault(state.path, {})[state.branch] = state.status
+        self._progress.update(live)
+        self._live = frozenset(live)
+        if self._done:  # branches cut short by the end (a failure, a stop) did not finish
+            waiting = {(pause.path or pause.node, pause.branch) for pause in pending}
+            for path, statuses in self._progress.items():
+                for branch, state in statuses.items():
+                    if state not in _FINAL and (path, branch) not in waiting:
+                        statuses[branch] = "failed"
         with view.hold_sync():  # one comm message for all the traits that changed
             view.status = dict(status)
             view.visits = dict(self._visits)
             view.fired = {_edge_key(*edge): count for edge, count in self._fired.items()}
-            view.pending = pending
+            view.pending = [pause.model_dump(mode="json") for pause in pending]
+            view.running = list(running)
+            view.branches = {path: _counts(statuses) for path, statuses in self._progress.items()}
+            view.reruns = dict(self._reruns)
             view.text = "".join(self._text)
             view.log = [line if type(line) is str else _exit_line(*line) for line in self._log]
         self.flushes += 1
-        if not self._done and status["state"] != "paused":
+        if not self._done:
             self._handle = self._loop.call_later(self.interval, self._tick)
 
 

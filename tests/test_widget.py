@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Annotated
 
+import pydantic
 import pytest
 
-from nbgraph import END, START, Graph
+from nbgraph import END, START, Graph, MemoryCheckpointer, Run, append
 from nbgraph.widget import GraphView, graph_mimebundle
 
 
@@ -254,6 +256,224 @@ class TestMessages:
         wire = Wire(view)
         view._handle_custom_msg({"type": "stop"}, [])
         assert "nothing to answer" in wire.custom[-1]["message"]
+
+
+class Trip(pydantic.BaseModel):
+    items: list[str] = []
+    notes: Annotated[list[str], append] = []
+
+
+def counts(total=0, done=0, failed=0, running=0, paused=0, waiting=0) -> dict:
+    return {"total": total, "done": done, "failed": failed, "running": running, "paused": paused, "waiting": waiting}
+
+
+def map_graph(items: list[str], ran: list[str] | None = None, tail=lambda s: None, **options) -> Graph:
+    """plan -> work (one branch per item: asks about it, fails on "boom") -> tail."""
+
+    async def work(item, ctx):
+        if ran is not None:
+            ran.append(item)  # the code before the pause
+        if item == "boom":
+            raise RuntimeError("boom")
+        if item in ("x", "y"):
+            await asyncio.sleep(0)
+            return {"notes": [item]}
+        return {"notes": [f"{item}: {await ctx.request_input(f'About {item}?')}"]}
+
+    g = Graph("map", state=Trip, **options)
+    g.add_node("plan", lambda s: {"items": items})
+    g.add_node("work", work)
+    g.add_node("tail", tail)
+    g.add_edge(START, "plan")
+    g.add_edge("plan", "work", each=lambda s: s.items)
+    g.add_edge("work", "tail")
+    g.add_edge("tail", END)
+    return g
+
+
+class TestBranches:
+    async def test_parallel_branches_run_at_once_and_fan_out_and_join_are_counted(self):
+        gates = {"a": asyncio.Event(), "b": asyncio.Event()}
+
+        def waiter(name):
+            async def wait(state):
+                await gates[name].wait()
+                return {"notes": [name]}
+
+            return wait
+
+        g = Graph("fan", state=Trip)
+        g.add_node("plan", lambda s: None)
+        g.add_node("a", waiter("a"))
+        g.add_node("b", waiter("b"))
+        g.add_node("merge", lambda s: None)
+        g.add_edge(START, "plan")
+        g.add_edge("plan", ["a", "b"])
+        g.add_edge(["a", "b"], "merge")
+        g.add_edge("merge", END)
+        run = g.start({}, display=False)
+        view = GraphView.for_run(run)
+        wire = Wire(view)
+        update = await wire.update_where(lambda u: sorted(u.get("running", ())) == ["a", "b"])
+        assert update["status"]["state"] == "running"
+        assert view.branches["a"] == view.branches["b"] == counts(total=1, running=1)
+        gates["b"].set()
+        await wire.update_where(lambda u: u.get("running") == ["a"])
+        gates["a"].set()
+        result = await run
+        assert result.outcome == "done" and result.state.notes == ["a", "b"]
+        assert view.running == [] and view.visits == {"plan": 1, "a": 1, "b": 1, "merge": 1}
+        assert view.fired == {
+            "__start__\u2192plan": 1, "plan\u2192a": 1, "plan\u2192b": 1, "a\u2192merge": 1, "b\u2192merge": 1,
+            "merge\u2192__end__": 1,
+        }
+        assert view.branches["a"] == counts(total=1, done=1)
+        assert view.observer._unwatch is None  # a fresh run is never asked for its step events
+
+    async def test_a_maps_progress_counts_done_failed_and_paused_branches(self):
+        run = map_graph(["x", "boom", "y", "ask"], settle="all").start({}, display=False)
+        view = GraphView.for_run(run)
+        wire = Wire(view)
+        pause = await run.next_pause(timeout=5)
+        update = await wire.update_where(lambda u: u.get("branches", {}).get("work", {}).get("done") == 2)
+        assert update["branches"]["work"] == counts(total=4, done=2, failed=1, paused=1)
+        assert view.status["state"] == "paused" and view.running == ["work"]
+        assert view.pending[0]["branch"] == "work[3]" and view.pending[0]["path"] == "work"
+        assert view.handle({"type": "answer", "pause_id": pause.id, "value": "yes"})
+        result = await run
+        assert result.outcome == "done" and result.state.notes == ["x", "y", "ask: yes"]
+        assert view.branches == {"work": counts(total=4, done=3, failed=1)}
+        assert view.visits["work"] == 3 and view.fired["plan\u2192work"] == 1
+        assert any(line.strip().startswith("3  work[1]") for line in view.log), view.log
+
+    async def test_supersteps_between_two_flushes_show_the_latest_ones_outcome(self):
+        # Sync nodes never yield to the loop: the whole run happens before the view's next look.
+        def work(item):
+            if item == "boom":
+                raise RuntimeError("boom")
+            return {"notes": [item]}
+
+        g = Graph("twice", state=Trip, settle="all")
+        g.add_node("plan", lambda s: {"items": ["a", "boom", "c"] if not s.items else ["d", "e"]})
+        g.add_node("work", work)
+        g.add_node("check", lambda s: None)
+        g.add_edge(START, "plan")
+        g.add_edge("plan", "work", each=lambda s: s.items)
+        g.add_edge("work", "check")
+        g.add_edge("check", "plan", when=lambda s: len(s.items) == 3, label="again")
+        g.add_edge("check", END)
+        run = g.start({}, display=False)
+        view = GraphView.for_run(run)
+        result = await run
+        assert result.state.notes == ["a", "c", "d", "e"]
+        assert view.visits["work"] == 4 and view.branches == {"work": counts(total=2, done=2)}
+
+        run = map_graph(["x", "boom", "y"], settle="all").start({}, display=False)
+        view = GraphView.for_run(run)
+        await run
+        assert view.branches == {"work": counts(total=3, done=2, failed=1)}
+
+    async def test_branches_cut_short_by_a_failing_sibling_end_failed(self):
+        gate, never = asyncio.Event(), asyncio.Event()
+
+        async def work(item):
+            await (gate if item == "boom" else never).wait()
+            raise RuntimeError(item)
+
+        g = Graph("fast", state=Trip)  # settle="fail_fast": the first failure cancels the others
+        g.add_node("plan", lambda s: {"items": ["slow", "boom", "slower"]})
+        g.add_node("work", work)
+        g.add_edge(START, "plan")
+        g.add_edge("plan", "work", each=lambda s: s.items)
+        g.add_edge("work", END)
+        run = g.start({}, display=False)
+        view = GraphView.for_run(run)
+        wire = Wire(view)
+        await wire.update_where(lambda u: u.get("branches", {}).get("work") == counts(total=3, running=3))
+        gate.set()
+        result = await run
+        assert result.outcome == "failed"
+        assert view.running == [] and view.branches == {"work": counts(total=3, failed=3)}
+
+    async def test_two_branches_pause_at_once_and_are_answered_out_of_order(self):
+        run = map_graph(["Kyoto", "Oslo"]).start({}, display=False)
+        view = GraphView.for_run(run)
+        wire = Wire(view)
+        update = await wire.update_where(lambda u: len(u.get("pending", ())) == 2)
+        assert [(p["path"], p["branch"], p["prompt"]) for p in update["pending"]] == [
+            ("work", "work[0]", "About Kyoto?"), ("work", "work[1]", "About Oslo?"),
+        ]
+        await wire.update_where(lambda u: u.get("branches", {}).get("work") == counts(total=2, paused=2))
+        assert view.running == ["work"]  # two calls of one node: it pulses once
+        first, second = view.pending
+        assert view.handle({"type": "answer", "pause_id": second["id"], "value": "fjords"})
+        update = await wire.update_where(lambda u: len(u.get("pending", [None, None])) == 1)
+        assert update["pending"][0]["id"] == first["id"]
+        await wire.update_where(lambda u: u.get("branches", {}).get("work") == counts(total=2, done=1, paused=1))
+        assert view.handle({"type": "answer", "pause_id": second["id"], "value": "again"}) is False  # answered
+        assert view.handle({"type": "answer", "pause_id": first["id"], "value": "temples"})
+        result = await run
+        assert result.state.notes == ["Kyoto: temples", "Oslo: fjords"]  # branch order, not answer order
+        assert view.branches["work"] == counts(total=2, done=2) and view.pending == []
+
+    async def test_a_sub_graphs_nodes_are_counted_and_shown_running_by_path(self):
+        gate = asyncio.Event()
+
+        async def search(state):
+            await gate.wait()
+            return {"notes": ["found"]}
+
+        inner = Graph("inner", state=Trip)
+        inner.add_node("search", search)
+        inner.add_node("rank", lambda s: None)
+        inner.add_edge(START, "search")
+        inner.add_edge("search", "rank")
+        inner.add_edge("rank", END)
+        g = Graph("outer", state=Trip)
+        g.add_node("research", inner)
+        g.add_edge(START, "research")
+        g.add_edge("research", END)
+        run = g.start({}, display=False)
+        view = GraphView.for_run(run)
+        wire = Wire(view)
+        await wire.update_where(lambda u: u.get("running") == ["research", "research/search"])
+        gate.set()
+        result = await run
+        assert result.state.notes == ["found"]
+        assert view.visits == {"research": 1, "research/search": 1, "research/rank": 1}
+        assert view.fired == {
+            "__start__\u2192research": 1, "research\u2192__end__": 1,
+            "research/__start__\u2192research/search": 1, "research/search\u2192research/rank": 1,
+            "research/rank\u2192research/__end__": 1,
+        }
+
+    async def test_a_resume_that_runs_nodes_again_from_their_start_says_so(self):
+        ran: list[str] = []
+        watching: list[bool] = []
+        observers = []
+        g = map_graph(
+            ["a", "b"], ran, lambda s: watching.append(observers[0]._unwatch is not None), checkpointer=MemoryCheckpointer()
+        )
+        first = await g.ainvoke({})
+        assert first.outcome == "interrupted" and ran == ["a", "b"]
+        run = Run.resume(g.compile(), first.thread, {first.pauses[1].id: "B"}, live=True).launch()
+        view = GraphView.for_run(run)
+        observers.append(view.observer)
+        wire = Wire(view)
+        await wire.update_where(lambda u: u.get("reruns") == {"work": 2})
+        pause = await run.next_pause(timeout=5)  # branch a asks again; b got its stored answer
+        assert ran == ["a", "b", "a", "b"]  # both branches ran their code before the pause again
+        assert view.observer._unwatch is not None  # the resumed step has not routed on yet
+        reruns = [line.strip() for line in view.log if "rerun" in line]
+        assert reruns == [
+            "rerun: work[0] runs again from its start, up to its answered pause",
+            "rerun: work[1] runs again from its start, up to its answered pause",
+        ]
+        assert view.handle({"type": "answer", "pause_id": pause.id, "value": "A"})
+        result = await run
+        assert result.outcome == "done" and result.state.notes == ["a: A", "b: B"]
+        # Step events were heard during the resumed step only: they stopped once it routed on.
+        assert watching == [False] and view.reruns == {"work": 2}
 
 
 class TestStreamedText:

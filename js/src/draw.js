@@ -1,7 +1,8 @@
-// The graph as SVG: nodes, edges with condition labels, run state as CSS classes.
-import { END, START, nodeTitle } from "./layout.js";
+// The graph as SVG: nodes, edges with condition labels, frames for sub-graphs, run state as CSS classes.
+import { END, FRAME_HEAD, START, edgeLabel, isFrame, nodeTitle, progressLabel } from "./layout.js";
 
 const SVG = "http://www.w3.org/2000/svg";
+const JOIN_GAP = 8; // the join bar sits this far above the node the arms meet at
 
 /** @param {string} tag @param {Record<string, string|number>} attrs */
 function svg(tag, attrs = {}) {
@@ -32,17 +33,29 @@ function badgesOf(node) {
   return badges;
 }
 
+function describe(node, badges) {
+  const parts = [nodeTitle(node.id), ...badges.map((badge) => badge[2])];
+  if (node.map) parts.push("runs once per item (a branch each)");
+  if (isFrame(node)) {
+    const count = node.graph.nodes.filter((n) => n.id !== START && n.id !== END).length;
+    const mapped = node.mapping ? ", with input/output mappings" : "";
+    parts.push(`sub-graph ${node.graph.name || ""} of ${count} node${count === 1 ? "" : "s"}${mapped}`);
+  }
+  return parts.join(" \u2014 ");
+}
+
 /**
  * Draw a laid-out graph into a fresh <svg>; returns it with lookups for updates.
  * Labels are set with textContent: node names and conditions may be model text.
+ * `onToggle(path)` is called when a frame is clicked, or Enter / Space pressed on it.
  */
-export function drawGraph(laid, uid) {
+export function drawGraph(laid, uid, { onToggle = () => {} } = {}) {
   const root = svg("svg", {
     class: "nbg-svg",
     width: Math.ceil(laid.width),
     height: Math.ceil(laid.height),
     viewBox: `0 0 ${Math.ceil(laid.width)} ${Math.ceil(laid.height)}`,
-    role: "img",
+    role: "group",
   });
   const defs = svg("defs");
   for (const [id, cls] of [["arrow", "nbg-arrowhead"], ["arrow-fired", "nbg-arrowhead nbg-arrowhead-fired"]]) {
@@ -53,66 +66,137 @@ export function drawGraph(laid, uid) {
     defs.appendChild(marker);
   }
   root.appendChild(defs);
+  const drawing = { root, nodeEls: new Map(), edgeEls: new Map(), joinEls: new Map(), onToggle };
+  drawLevel(root, laid, drawing, uid);
+  return drawing;
+}
 
-  const edgeEls = new Map();
+function drawLevel(parent, laid, drawing, uid) {
   const edgeLayer = svg("g", { class: "nbg-edges" });
   for (const edge of laid.edges) {
-    const style = edge.goto ? " nbg-goto" : edge.unconditional ? " nbg-unconditional" : "";
+    let style = edge.goto ? " nbg-goto" : edge.unconditional && !edge.each ? " nbg-unconditional" : "";
+    if (edge.each) style += " nbg-each";
+    if (edge.fanout && edge.fanout.length > 1) style += " nbg-fanout";
+    if (edge.join && edge.join.length > 1) style += " nbg-join";
+    if (edge.dynamic) style += " nbg-dynamic";
     const group = svg("g", { class: `nbg-edge${style}`, "data-edge": edge.key });
-    const path = svg("path", { d: pathOf(edge.points), "marker-end": `url(#arrow-${uid})` });
+    const points = edge.points.slice();
+    const joined = edge.join && edge.join.length > 1 && laid.joins.some((j) => j.node === laid.prefix + edge.to);
+    if (joined) {
+      const last = points[points.length - 1];
+      points[points.length - 1] = { x: last.x, y: last.y - JOIN_GAP }; // the arms end on the bar
+    }
+    const path = svg("path", { d: pathOf(points) });
+    if (!joined) path.setAttribute("marker-end", `url(#arrow-${uid})`);
     group.appendChild(path);
-    if (!edge.unconditional && edge.label) {
+    const text = edgeLabel(edge);
+    if (text) {
       const label = svg("text", { x: edge.labelX, y: edge.labelY + 4, class: "nbg-edge-label", "text-anchor": "middle" });
-      label.textContent = edge.label;
+      label.textContent = text;
       const bg = svg("rect", { class: "nbg-edge-label-bg", rx: 3 });
       group.appendChild(bg);
       group.appendChild(label);
       group._label = { label, bg };
     }
     edgeLayer.appendChild(group);
-    if (!edgeEls.has(edge.key)) edgeEls.set(edge.key, []);
-    edgeEls.get(edge.key).push({ group, path });
+    if (!drawing.edgeEls.has(edge.key)) drawing.edgeEls.set(edge.key, []);
+    drawing.edgeEls.get(edge.key).push({ group, path, arrow: !joined });
   }
-  root.appendChild(edgeLayer);
-
-  const nodeEls = new Map();
-  const nodeLayer = svg("g", { class: "nbg-nodes" });
-  for (const node of laid.nodes) {
-    const terminal = node.id === START || node.id === END;
-    const group = svg("g", {
-      class: `nbg-node${terminal ? " nbg-terminal" : ""} nbg-kind-${node.kind || "function"}`,
-      "data-node": node.id,
-      transform: `translate(${node.x - node.width / 2},${node.y - node.height / 2})`,
-    });
-    const badges = badgesOf(node);
+  // Where the arms of a join meet: a bar, and one arrow on into the node.
+  for (const join of laid.joins) {
+    const group = svg("g", { class: "nbg-edge nbg-join-point", "data-join": join.node });
+    const bar = svg("path", { d: `M${join.x - join.width / 2},${join.y - JOIN_GAP} L${join.x + join.width / 2},${join.y - JOIN_GAP}`, class: "nbg-join-bar" });
+    const stub = svg("path", { d: `M${join.x},${join.y - JOIN_GAP} L${join.x},${join.y}`, "marker-end": `url(#arrow-${uid})` });
     const title = svg("title");
-    title.textContent = [nodeTitle(node.id), ...badges.map((badge) => badge[2])].join(" \u2014 ");
-    group.appendChild(title);
-    group.appendChild(svg("rect", { width: node.width, height: node.height, rx: terminal ? node.height / 2 : 8, class: "nbg-node-box" }));
-    const text = svg("text", { x: 12, y: node.height / 2 + 4, class: "nbg-node-label" });
-    if (terminal) {
-      text.setAttribute("x", node.width / 2);
-      text.setAttribute("text-anchor", "middle");
-    }
-    text.textContent = nodeTitle(node.id);
-    group.appendChild(text);
-    let bx = node.width - 8;
-    for (const [label, cls] of badges.reverse()) {
-      const w = label.length > 2 ? 26 : 18;
-      bx -= w;
-      group.appendChild(svg("rect", { x: bx, y: node.height / 2 - 8, width: w, height: 16, rx: 4, class: `nbg-badge nbg-badge-${cls}` }));
-      const t = svg("text", { x: bx + w / 2, y: node.height / 2 + 4, "text-anchor": "middle", class: "nbg-badge-text" });
-      t.textContent = label;
-      group.appendChild(t);
-      bx -= 3;
-    }
-    const visits = svg("text", { x: node.width - 4, y: -4, "text-anchor": "end", class: "nbg-visits" });
-    group.appendChild(visits);
-    nodeLayer.appendChild(group);
-    nodeEls.set(node.id, { group, visits });
+    title.textContent = `${nodeTitle(join.node.split("/").pop())} runs once all of its sources have finished`;
+    group.append(title, bar, stub);
+    edgeLayer.appendChild(group);
+    const keys = laid.edges.filter((e) => laid.prefix + e.to === join.node && e.join).map((e) => e.key);
+    drawing.joinEls.set(join.node, { group, path: stub, keys });
   }
-  root.appendChild(nodeLayer);
-  return { root, nodeEls, edgeEls };
+  parent.appendChild(edgeLayer);
+  const nodeLayer = svg("g", { class: "nbg-nodes" });
+  for (const node of laid.nodes) nodeLayer.appendChild(drawNode(node, drawing, uid));
+  parent.appendChild(nodeLayer);
+}
+
+function drawNode(node, drawing, uid) {
+  const terminal = node.id === START || node.id === END;
+  const frame = isFrame(node);
+  const open = Boolean(node.inner);
+  let cls = `nbg-node${terminal ? " nbg-terminal" : ""} nbg-kind-${node.kind || "function"}`;
+  if (node.map) cls += " nbg-map";
+  if (frame) cls += ` nbg-frame${open ? " nbg-open" : ""}`;
+  const group = svg("g", { class: cls, "data-node": node.path, transform: `translate(${node.x - node.width / 2},${node.y - node.height / 2})` });
+  const badges = badgesOf(node);
+  const title = svg("title");
+  title.textContent = describe(node, badges);
+  group.appendChild(title);
+  if (node.map) {
+    // A stack of cards: the node runs as many branches.
+    for (const offset of [6, 3]) {
+      group.appendChild(svg("rect", { x: offset, y: offset, width: node.width, height: node.height, rx: 8, class: "nbg-stack" }));
+    }
+  }
+  const box = svg("rect", { width: node.width, height: node.height, rx: terminal ? node.height / 2 : 8, class: "nbg-node-box" });
+  const labelY = open ? FRAME_HEAD / 2 + 5 : node.height / 2 + 4;
+  const text = svg("text", { x: 12, y: labelY, class: "nbg-node-label" });
+  if (terminal) {
+    text.setAttribute("x", node.width / 2);
+    text.setAttribute("text-anchor", "middle");
+  }
+  text.textContent = nodeTitle(node.id);
+  let handle = null;
+  if (frame) {
+    // The frame's own box and title take clicks and focus; what is drawn inside has its own.
+    handle = svg("g", {
+      class: "nbg-frame-handle", tabindex: 0, role: "button", "aria-expanded": String(open),
+      "aria-label": `${open ? "Close" : "Open"} sub-graph ${node.id}`,
+    });
+    const glyph = svg("text", { x: 10, y: labelY, class: "nbg-frame-glyph" });
+    glyph.textContent = open ? "\u25BE" : "\u25B8";
+    text.setAttribute("x", 24);
+    handle.append(box, glyph, text);
+    handle.addEventListener("click", (event) => {
+      event.stopPropagation();
+      drawing.onToggle(node.path);
+    });
+    handle.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        drawing.onToggle(node.path);
+      }
+    });
+    group.appendChild(handle);
+  } else {
+    group.append(box, text);
+  }
+  let bx = node.width - 8;
+  const badgeY = open ? FRAME_HEAD / 2 : node.height / 2;
+  for (const [label, kind] of badges.reverse()) {
+    const w = label.length > 2 ? 26 : 18;
+    bx -= w;
+    group.appendChild(svg("rect", { x: bx, y: badgeY - 8, width: w, height: 16, rx: 4, class: `nbg-badge nbg-badge-${kind}` }));
+    const t = svg("text", { x: bx + w / 2, y: badgeY + 4, "text-anchor": "middle", class: "nbg-badge-text" });
+    t.textContent = label;
+    group.appendChild(t);
+    bx -= 3;
+  }
+  const visits = svg("text", { x: node.width - 4, y: -4, "text-anchor": "end", class: "nbg-visits" });
+  const rerun = svg("text", { x: 2, y: -4, class: "nbg-rerun" });
+  rerun.append(svg("title"), svg("tspan"));
+  const progress = svg("g", { class: "nbg-progress", transform: `translate(${node.width},${node.height})` });
+  progress.append(svg("title"), svg("rect", { y: -8, height: 16, rx: 8, class: "nbg-progress-box" }));
+  progress.append(svg("text", { y: 4, class: "nbg-progress-text" }), svg("text", { y: 4, class: "nbg-progress-failed" }));
+  progress.style.display = "none";
+  group.append(visits, rerun, progress);
+  if (open) {
+    const inner = svg("g", { class: "nbg-frame-inner", transform: `translate(${(node.width - node.inner.width) / 2},${FRAME_HEAD})` });
+    drawLevel(inner, node.inner, drawing, uid);
+    group.appendChild(inner);
+  }
+  drawing.nodeEls.set(node.path, { group, visits, rerun, progress, handle, node });
+  return group;
 }
 
 /** Size edge-label backgrounds once the SVG is in the document (needs text metrics). */
@@ -134,23 +218,60 @@ export function fitLabels(root) {
   }
 }
 
+function paintProgress(progress, node, counts) {
+  const shown = Boolean(counts) && (node.map || counts.total > 1);
+  progress.style.display = shown ? "" : "none";
+  if (!shown) return;
+  const { text, failed, title, settled } = progressLabel(counts);
+  const [tip, box, done, bad] = progress.children;
+  tip.textContent = title;
+  const w1 = text.length * 6.4 + 10;
+  const w2 = failed ? failed.length * 6.4 + 4 : 0;
+  // Straddles the node's bottom-right corner, right-aligned to it.
+  box.setAttribute("x", -(w1 + w2) + 6);
+  box.setAttribute("width", w1 + w2);
+  done.setAttribute("x", -(w1 + w2) + 11);
+  done.textContent = text;
+  bad.setAttribute("x", -w2 + 4);
+  bad.textContent = failed;
+  progress.classList.toggle("nbg-progress-settled", settled);
+  progress.classList.toggle("nbg-progress-has-failed", Boolean(failed));
+}
+
 /**
- * Reflect a run on the drawing: current node, visited nodes, fired edges.
- * @param {{nodeEls: Map, edgeEls: Map, root: SVGElement}} drawing
+ * Reflect a run on the drawing: the nodes running now (several while branches run),
+ * pauses, visits, branch progress, re-runs and fired edges.
+ * @param {{nodeEls: Map, edgeEls: Map, joinEls: Map, root: SVGElement}} drawing
  */
-export function paintRun(drawing, { current, visits, fired, finished, uid }) {
-  for (const [id, { group, visits: badge }] of drawing.nodeEls) {
-    const count = visits[id] || 0;
-    group.classList.toggle("nbg-current", id === current);
-    group.classList.toggle("nbg-visited", count > 0 && id !== current);
+export function paintRun(drawing, { current, running, waiting, visits, fired, branches, reruns, finished, uid }) {
+  for (const [path, { group, visits: badge, rerun, progress, node }] of drawing.nodeEls) {
+    const count = visits[path] || 0;
+    const live = running.has(path) || path === current;
+    group.classList.toggle("nbg-current", live);
+    group.classList.toggle("nbg-waiting", waiting.has(path));
+    group.classList.toggle("nbg-visited", count > 0 && !live);
     badge.textContent = count > 1 ? `\u00D7${count}` : "";
+    const again = reruns[path] || 0;
+    const [tip, glyph] = rerun.children;
+    glyph.textContent = again > 1 ? `\u21BB${again}` : again ? "\u21BB" : "";
+    tip.textContent = again
+      ? `ran again from its start on resume${again > 1 ? ` (${again} times)` : ""}: its code up to the pause ran a second time`
+      : "";
+    group.classList.toggle("nbg-reran", again > 0);
+    paintProgress(progress, node, branches[path]);
   }
   for (const [key, entries] of drawing.edgeEls) {
     const count = fired[key] || 0;
-    for (const { group, path } of entries) {
+    for (const { group, path, arrow } of entries) {
       group.classList.toggle("nbg-fired", count > 0);
       group.classList.toggle("nbg-unfired", finished && count === 0);
-      path.setAttribute("marker-end", `url(#${count > 0 ? "arrow-fired" : "arrow"}-${uid})`);
+      if (arrow) path.setAttribute("marker-end", `url(#${count > 0 ? "arrow-fired" : "arrow"}-${uid})`);
     }
+  }
+  for (const { group, path, keys } of drawing.joinEls.values()) {
+    const count = keys.every((key) => fired[key]) ? 1 : 0; // the node ran once all its sources had
+    group.classList.toggle("nbg-fired", count > 0);
+    group.classList.toggle("nbg-unfired", finished && count === 0);
+    path.setAttribute("marker-end", `url(#${count > 0 ? "arrow-fired" : "arrow"}-${uid})`);
   }
 }

@@ -3,7 +3,7 @@
 // ({type, pause_id, ...}); the kernel answers errors with {type: "error", message}.
 import { drawGraph, fitLabels, paintRun } from "./draw.js";
 import { layoutGraph } from "./layout.js";
-import { h, renderLog, renderPending, renderStatus } from "./panel.js";
+import { h, renderLog, renderPending, renderStatus, reopenPending, submitOnEnter } from "./panel.js";
 
 let counter = 0;
 
@@ -31,6 +31,7 @@ function render({ model, el }) {
   const steerButton = h("button", "nbg-button", "Steer");
   steerButton.type = "submit";
   steerForm.append(steerInput, steerButton);
+  submitOnEnter(steerInput, steerForm);
   const stop = h("button", "nbg-button nbg-stop", "Stop");
   controls.append(steerForm, stop);
   side.append(pending, error, textBox, log, controls);
@@ -40,11 +41,23 @@ function render({ model, el }) {
 
   const send = (message) => model.send(message);
   let drawing = null;
+  const open = new Set(); // paths of the sub-graph frames shown open
+
+  function toggle(path) {
+    if (open.has(path)) {
+      for (const inside of [...open]) if (inside === path || inside.startsWith(`${path}/`)) open.delete(inside);
+    } else {
+      open.add(path);
+    }
+    drawDag();
+    const handle = drawing && drawing.nodeEls.get(path)?.handle;
+    if (handle) handle.focus(); // the drawing was replaced: keep the keyboard where it was
+  }
 
   function drawDag() {
     const dag = model.get("dag") || { nodes: [], edges: [] };
     title.textContent = dag.name || "graph";
-    drawing = drawGraph(layoutGraph(dag), uid);
+    drawing = drawGraph(layoutGraph(dag, open), uid, { onToggle: toggle });
     canvas.replaceChildren(drawing.root);
     requestAnimationFrame(() => drawing && fitLabels(drawing.root));
     paint();
@@ -57,19 +70,25 @@ function render({ model, el }) {
     root.dataset.state = st.outcome || st.state || "idle";
     root.dataset.current = st.current || "";
     renderStatus(status, st);
+    const running = model.get("running") || [];
+    root.dataset.running = running.join(" ");
     if (drawing) {
       paintRun(drawing, {
         current: st.current || null,
+        running: new Set(running),
+        waiting: new Set((model.get("pending") || []).map((pause) => pause.path || pause.node)),
         visits: model.get("visits") || {},
         fired: model.get("fired") || {},
+        branches: model.get("branches") || {},
+        reruns: model.get("reruns") || {},
         finished: Boolean(st.outcome),
         uid,
       });
     }
-    const running = st.state === "running" || st.state === "paused";
+    const going = st.state === "running" || st.state === "paused";
     controls.hidden = !live;
-    stop.disabled = !running;
-    steerButton.disabled = !running;
+    stop.disabled = !going;
+    steerButton.disabled = !going;
   }
 
   function showPending() {
@@ -92,6 +111,7 @@ function render({ model, el }) {
     if (message && message.type === "error") {
       error.textContent = message.message;
       error.hidden = false;
+      reopenPending(pending);
     }
   }
 
@@ -108,9 +128,13 @@ function render({ model, el }) {
     ["change:status", paint],
     ["change:visits", paint],
     ["change:fired", paint],
+    ["change:running", paint],
+    ["change:branches", paint],
+    ["change:reruns", paint],
     ["change:pending", () => {
       error.hidden = true;
       showPending();
+      paint();
     }],
     ["change:text", showText],
     ["change:log", showLog],

@@ -35,49 +35,95 @@ export function renderStatus(el, status) {
 }
 
 /**
- * The panel for open requests: option buttons or a text field for input, Approve / Deny
- * for approvals. Each answer carries the pause id, so a stale click is ignored by the kernel.
+ * Enter in `input` submits `form`. Said explicitly: inside a notebook's output the browser's
+ * implicit submission on Enter does not happen (tried in JupyterLab 4 with Chromium).
+ */
+export function submitOnEnter(input, form) {
+  input.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" || event.isComposing || event.shiftKey) return;
+    event.preventDefault();
+    form.requestSubmit();
+  });
+}
+
+/** Where a pause waits: its node's path, and its branch when it runs in one. */
+export function pauseWhere(pause) {
+  const where = pause.path || pause.node;
+  return pause.branch ? `${where} \u00B7 branch ${pause.branch}` : where;
+}
+
+function pauseBox(pause, send) {
+  const box = h("div", `nbg-pause nbg-pause-${pause.kind}`);
+  box.dataset.pause = pause.id;
+  box.dataset.path = pause.path || pause.node;
+  box.dataset.branch = pause.branch || "";
+  box.setAttribute("role", "group");
+  const what = pause.kind === "approval" ? "Approval" : "Input";
+  box.setAttribute("aria-label", `${what} for ${pauseWhere(pause)}: ${pause.prompt}`);
+  box.appendChild(h("div", "nbg-pause-node", `${what} \u2014 ${pauseWhere(pause)}`));
+  box.appendChild(h("div", "nbg-pause-prompt", pause.prompt));
+  const row = h("div", "nbg-pause-actions");
+  // Once an answer is sent the box's controls wait for the kernel (a stale click is ignored there anyway).
+  const answer = (message) => {
+    box.classList.add("nbg-sent");
+    for (const control of box.querySelectorAll("button, input")) control.disabled = true;
+    send({ ...message, pause_id: pause.id });
+  };
+  if (pause.kind === "approval") {
+    const approve = h("button", "nbg-button nbg-approve", "Approve");
+    const deny = h("button", "nbg-button nbg-deny", "Deny");
+    approve.addEventListener("click", () => answer({ type: "approve" }));
+    deny.addEventListener("click", () => answer({ type: "deny" }));
+    row.append(approve, deny);
+  } else if (pause.options && pause.options.length) {
+    for (const option of pause.options) {
+      const button = h("button", "nbg-button nbg-option", option);
+      button.addEventListener("click", () => answer({ type: "answer", value: option }));
+      row.appendChild(button);
+    }
+  } else {
+    // A form: Enter in the field submits it.
+    const form = h("form", "nbg-answer-form");
+    const input = h("input", "nbg-answer");
+    input.type = pause.input_kind === "number" ? "number" : "text";
+    input.placeholder = "Type an answer\u2026";
+    input.setAttribute("aria-label", `${pause.prompt} (${pauseWhere(pause)})`);
+    const submit = h("button", "nbg-button nbg-submit", "Send");
+    submit.type = "submit";
+    form.append(input, submit);
+    submitOnEnter(input, form);
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const value = pause.input_kind === "number" ? Number(input.value) : input.value;
+      answer({ type: "answer", value });
+    });
+    row.appendChild(form);
+  }
+  box.appendChild(row);
+  return box;
+}
+
+/**
+ * The panel for open requests, one box per pause (several while branches wait), each with
+ * its own option buttons or text field for input, or Approve / Deny for an approval. Each
+ * answer carries the pause id, so a stale click is ignored by the kernel. Boxes are kept
+ * by pause id, so answering one leaves what is typed (and the focus) in the others.
  */
 export function renderPending(el, pending, send) {
-  el.replaceChildren();
+  const kept = new Map([...el.children].map((box) => [box.dataset.pause, box]));
+  const boxes = pending.map((pause) => kept.get(pause.id) || pauseBox(pause, send));
+  for (const [id, box] of kept) if (!pending.some((pause) => pause.id === id)) box.remove();
+  boxes.forEach((box, i) => {
+    if (el.children[i] !== box) el.insertBefore(box, el.children[i] || null);
+  });
   el.hidden = pending.length === 0;
-  for (const pause of pending) {
-    const box = h("div", `nbg-pause nbg-pause-${pause.kind}`);
-    box.dataset.pause = pause.id;
-    const who = h("div", "nbg-pause-node", pause.kind === "approval" ? `Approval \u2014 ${pause.node}` : `Input \u2014 ${pause.node}`);
-    box.appendChild(who);
-    box.appendChild(h("div", "nbg-pause-prompt", pause.prompt));
-    const row = h("div", "nbg-pause-actions");
-    if (pause.kind === "approval") {
-      const approve = h("button", "nbg-button nbg-approve", "Approve");
-      const deny = h("button", "nbg-button nbg-deny", "Deny");
-      approve.addEventListener("click", () => send({ type: "approve", pause_id: pause.id }));
-      deny.addEventListener("click", () => send({ type: "deny", pause_id: pause.id }));
-      row.append(approve, deny);
-    } else if (pause.options && pause.options.length) {
-      for (const option of pause.options) {
-        const button = h("button", "nbg-button nbg-option", option);
-        button.addEventListener("click", () => send({ type: "answer", pause_id: pause.id, value: option }));
-        row.appendChild(button);
-      }
-    } else {
-      const form = h("form", "nbg-answer-form");
-      const input = h("input", "nbg-answer");
-      input.type = pause.input_kind === "number" ? "number" : "text";
-      input.placeholder = "Type an answer\u2026";
-      input.setAttribute("aria-label", pause.prompt);
-      const submit = h("button", "nbg-button nbg-submit", "Send");
-      submit.type = "submit";
-      form.append(input, submit);
-      form.addEventListener("submit", (event) => {
-        event.preventDefault();
-        const value = pause.input_kind === "number" ? Number(input.value) : input.value;
-        send({ type: "answer", pause_id: pause.id, value });
-      });
-      row.appendChild(form);
-    }
-    box.appendChild(row);
-    el.appendChild(box);
+}
+
+/** Let the open requests be answered again (the kernel refused an answer). */
+export function reopenPending(el) {
+  for (const box of el.querySelectorAll(".nbg-sent")) {
+    box.classList.remove("nbg-sent");
+    for (const control of box.querySelectorAll("button, input")) control.disabled = false;
   }
 }
 
