@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 import sqlite3
 import subprocess
 import sys
@@ -181,6 +182,26 @@ class TestSQLite:
         assert outcome == "interrupted"
         outcome, resumed_thread, booked = run("resume", thread, "Lisbon")
         assert (outcome, resumed_thread, booked.strip()) == ("done", thread, "hotel in Lisbon")
+
+
+    def test_processes_opening_one_new_file_at_once_all_get_it(self, tmp_path):
+        # Switching a new file to WAL needs it to itself, and SQLite says "locked" at once
+        # instead of waiting: eight processes forked at the same moment, twenty files.
+        failed = []
+        for trial in range(20):
+            path = str(tmp_path / f"runs-{trial}.db")
+            pids = []
+            for _ in range(8):
+                pid = os.fork()
+                if pid == 0:
+                    code = 1
+                    try:
+                        code = 0 if SQLiteCheckpointer(path).get("t") is None else 2
+                    finally:
+                        os._exit(code)
+                pids.append(pid)
+            failed += [pid for pid in pids if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0]
+        assert failed == []
 
 
 class TestCancel:

@@ -70,6 +70,29 @@ _UPDATE_HELD = f"{_UPDATE} AND {_HOLDS}"
 _SNAPSHOT = "INSERT OR REPLACE INTO nbgraph_snapshots (thread, step, state) VALUES (?, ?, ?)"
 
 
+_BUSY_SECONDS = 30.0
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Put the file in WAL mode (it stays so: later connections find it set).
+
+    Switching needs the file to itself, and SQLite answers "database is locked" at once
+    instead of waiting while other processes open the same new file: wait here.
+    """
+    deadline = time.monotonic() + _BUSY_SECONDS
+    pause = 0.001
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
 class SQLiteCheckpointer(LogStore):
     """Checkpoints in a SQLite database file, shared safely by several processes.
 
@@ -102,8 +125,8 @@ class SQLiteCheckpointer(LogStore):
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level="DEFERRED")
-            conn.execute("PRAGMA journal_mode=WAL")
+            conn = sqlite3.connect(self.path, timeout=_BUSY_SECONDS, isolation_level="DEFERRED")
+            _use_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
         return conn
