@@ -27,12 +27,17 @@ class Level:
     """One graph's walk inside a run."""
 
     __slots__ = (
-        "plan", "path", "branch", "scope", "values", "frames", "visits", "last_node", "same", "steps", "records",
-        "arrived", "settled",
+        "plan", "path", "branch", "scope", "placed", "values", "frames", "visits", "last_node", "same", "steps",
+        "records", "arrived", "settled",
     )
 
     def __init__(
-        self, plan: Plan, path: str = "", values: dict[str, Any] | None = None, branch: str | None = None
+        self,
+        plan: Plan,
+        path: str = "",
+        values: dict[str, Any] | None = None,
+        branch: str | None = None,
+        placed: dict[tuple[str, str, str | None], Frame] | None = None,
     ) -> None:
         self.plan = plan
         self.path = path
@@ -41,6 +46,9 @@ class Level:
         """The branch the level runs in: its main line's frames carry it, and branches
         it starts are numbered under it, so two branches running one sub-graph never
         share a pause slot, a level key or an event's place."""
+        self.placed = placed if placed is not None else {}
+        """Frames placed at a path and branch, shared by the run's levels: a sub-graph
+        called a thousand times places its nodes once."""
         self.scope = ""
         """Which call of its sub-graph the level is (``research#2/`` inside the second
         visit of node research; "" for the run's graph): a person's answers are kept
@@ -62,10 +70,21 @@ class Level:
         """Frames of this level's plan, placed at its path (and on ``branch``, by default the level's)."""
         if branch is None:
             branch = self.branch
-        if not self.path and branch is None:
+        path = self.path
+        if not path and branch is None:
             return frames
-        prefix = f"{self.path}/" if self.path else ""
-        return tuple(f._replace(path=prefix + f.node, branch=branch if f.branch is None else f.branch) for f in frames)
+        placed = self.placed
+        out = []
+        for f in frames:
+            if f.payload is NO_PAYLOAD and f.branch is None:
+                key = (path, f.node, branch)
+                here = placed.get(key)
+                if here is None:
+                    here = placed[key] = f._replace(path=f"{path}/{f.node}" if path else f.node, branch=branch)
+            else:  # a payload's frame is made once, used once
+                here = f._replace(path=f"{path}/{f.node}" if path else f.node, branch=branch if f.branch is None else f.branch)
+            out.append(here)
+        return tuple(out)
 
     def snapshot(self, walker: Walker) -> dict[str, Any]:
         """What a checkpoint keeps of a sub-graph level the run is inside (JSON)."""
@@ -112,12 +131,12 @@ def enter(walker: Walker, parent: Level, frame: Frame, node: NodePlan, visit: in
                 node=node.name,
             )
         # On a copy of the parent's state: its steps fold into the parent's when it ends.
-        level = Level(plan, frame.path, values=dict(parent.values), branch=frame.branch)
+        level = Level(plan, frame.path, values=dict(parent.values), branch=frame.branch, placed=parent.placed)
     elif kept is not None:
-        level = Level(plan, frame.path, branch=frame.branch)
+        level = Level(plan, frame.path, branch=frame.branch, placed=parent.placed)
     else:
         given = frame.payload if frame.payload is not NO_PAYLOAD else parent.plan.schema.view(parent.values)
-        level = Level(plan, frame.path, values=plan.schema.initial(spec.input(given)), branch=frame.branch)
+        level = Level(plan, frame.path, values=plan.schema.initial(spec.input(given)), branch=frame.branch, placed=parent.placed)
     where = frame.node if frame.branch is None else f"{frame.node}@{frame.branch}"
     level.scope = f"{parent.scope}{where}#{visit}/"
     if kept is not None:

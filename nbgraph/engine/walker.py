@@ -378,7 +378,12 @@ class Walker:
         if inner:
             level.records.extend(inner)
         level.records.append(record)
-        frames = hop.frames if hop.join is None and not level.path else self.next_frames(level, ((frame, hop),))
+        if hop.join is not None:
+            frames = self.next_frames(level, ((frame, hop),))
+        elif level.path:
+            frames = level.here(hop.frames, frame.branch if len(hop.frames) == 1 else None)
+        else:
+            frames = hop.frames
         if self.persistence.store is not None:
             try:
                 self.save((*inner, record), frames) if level is self.root else self.persistence.progress()
