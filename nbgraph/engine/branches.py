@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..errors import InvalidUpdate, NbgraphError
 from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
 from ..plan import Hop
-from .calls import Called, ChildStopped, TimedOut, fold
+from .calls import Called, ChildStopped, TimedOut, fold, make_step
 from .context import Context
 from .ending import Ending
-from .limits import Aborted
+from .limits import Aborted, branch_waits
 from .listeners import step_end_events
 from .people import PauseRequested, approve_step
 
@@ -113,7 +113,7 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
     level.records.extend(records)
     for record in records:
         walker.seconds += record.duration
-    next_frames = walker.next_frames(level, tuple(taken))
+    next_frames = level.next_frames(tuple(taken))
     if walker.persistence.store is not None:
         try:
             walker.save(tuple(records), next_frames) if level is walker.root else walker.persistence.progress()
@@ -229,7 +229,7 @@ async def _branch(walker: Walker, level: Level, slot: _Slot, entry: Mapping[str,
         return await _approve(walker, level, node, called, _pause(pause))
     started, t0 = time.time(), time.perf_counter()
     try:
-        called = await walker.call(level, slot.frame, slot.step, slot.visit)
+        called = await _call(walker, level, slot.frame, slot.step, slot.visit)
     except PauseRequested as paused:
         return _Parked((paused.pause,))
     except ChildStopped as child:
@@ -250,6 +250,39 @@ async def _branch(walker: Walker, level: Level, slot: _Slot, entry: Mapping[str,
     if node.approval:
         return await _approve(walker, level, node, called, None)
     return called
+
+
+async def _call(walker: Walker, level: Level, frame: Frame, step: int, visit: int) -> Called:
+    """Call a branch's node (or walk the sub-graph it is) and say what it gave.
+
+    A node's own exception comes back in ``error``; a pause, a budget, a deadline, a
+    stop and a stopped sub-graph are raised.
+    """
+    plan = level.plan
+    name = frame.node
+    node = plan.nodes[name]
+    ctx = Context(walker, plan, name, step, visit, frame.path, frame.branch, level.scope) if node.wants_ctx else None
+    listeners = walker.listeners
+    if listeners.steps:
+        listeners.emit_step(walker.enter_event(step, frame, visit))
+    calls = walker.calls
+    calls.append(frame)
+    waits = [0.0, branch_waits.get()]
+    token = branch_waits.set(waits)
+    started = time.time()
+    t0 = time.perf_counter()
+    inner: tuple[Step, ...] = ()
+    try:
+        update, hop, inner = await walker.invoke(level, frame, node, ctx, visit)
+    except Exception as exc:
+        record = make_step(step, frame, visit, started, time.perf_counter() - t0 - waits[0], None, None, ctx, exc)
+        return Called((*inner, record), None, None, ctx, exc)
+    finally:
+        calls.remove(frame)
+        branch_waits.reset(token)
+    duration = time.perf_counter() - t0 - waits[0]
+    record = make_step(step, frame, visit, started, duration, update, hop.edge if hop else None, ctx)
+    return Called((*inner, record), update, hop, ctx)
 
 
 def _given_up(walker: Walker, level: Level, slot: _Slot, started: float, t0: float, error: _ChildFailed) -> tuple[Step, ...]:

@@ -1,20 +1,25 @@
-"""What calling a node gives, and how a call ends short (shared by one-frame steps and branches)."""
+"""Calling a node: what it gives, how a call ends short, and how a step's update folds in
+(shared by one-frame steps and branches)."""
 
 from __future__ import annotations
 
+import asyncio
 import traceback
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..history import FiredEdge, Frame, Step
-from ..plan import Hop, Plan
+from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
+from ..plan import Hop, NodePlan, Plan
 from .ending import Ending
-from .limits import Deadline
+from .limits import Deadline, node_deadline
+from .outputs import read_output
 
 if TYPE_CHECKING:
     from .context import Context
 
-__all__ = ["Called", "ChildStopped", "TimedOut", "error_text", "fold", "make_step", "replay", "shares_state"]
+__all__ = [
+    "Called", "ChildStopped", "TimedOut", "call_sync", "error_text", "fold", "make_step", "replay", "shares_state", "within",
+]
 
 
 class Called(NamedTuple):
@@ -104,3 +109,34 @@ def make_step(
 
 def error_text(exc: BaseException) -> str:
     return "".join(traceback.format_exception_only(type(exc), exc)).strip()
+
+
+def call_sync(
+    plan: Plan, frame: Frame, node: NodePlan, ctx: Context | None, values: dict[str, Any]
+) -> tuple[Mapping[str, Any] | None, Hop | None]:
+    """Call a synchronous node: its update, and its command's hop (no coroutine on the hot path)."""
+    given = plan.schema.view(values) if frame.payload is NO_PAYLOAD else frame.payload
+    out = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
+    if out is None:
+        return None, None
+    if type(out) is dict:
+        return out, None
+    return read_output(out, node, plan)
+
+
+async def within(work: Any, deadline: Deadline) -> Any:
+    """Await an async node's ``work``, cancelling it if it overruns ``deadline``."""
+    token = node_deadline.set(deadline)
+    deadline.start()
+    try:
+        out = await work
+    except asyncio.CancelledError:
+        if deadline.fired:
+            raise TimedOut(deadline) from None
+        raise
+    finally:
+        deadline.stop()
+        node_deadline.reset(token)
+    if deadline.fired:  # the node swallowed the cancellation, but its time was up
+        raise TimedOut(deadline)
+    return out

@@ -25,7 +25,19 @@ class Context:
     """
 
     __slots__ = (
-        "_walker", "_plan", "node", "step", "visit", "path", "branch", "_scope", "tokens", "cost", "turns", "_events", "_asked",
+        "_asked",
+        "_events",
+        "_plan",
+        "_scope",
+        "_walker",
+        "branch",
+        "cost",
+        "node",
+        "path",
+        "step",
+        "tokens",
+        "turns",
+        "visit",
     )
 
     def __init__(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidUpdate
 from ..history import NO_PAYLOAD, Frame, Step
-from ..plan import NodePlan, Plan
+from ..plan import Hop, NodePlan, Plan
 
 if TYPE_CHECKING:
     from .walker import Walker
@@ -27,8 +27,20 @@ class Level:
     """One graph's walk inside a run."""
 
     __slots__ = (
-        "plan", "path", "branch", "scope", "placed", "values", "frames", "visits", "last_node", "same", "steps",
-        "records", "arrived", "settled",
+        "arrived",
+        "branch",
+        "frames",
+        "last_node",
+        "path",
+        "placed",
+        "plan",
+        "records",
+        "same",
+        "scope",
+        "settled",
+        "steps",
+        "values",
+        "visits",
     )
 
     def __init__(
@@ -84,6 +96,31 @@ class Level:
             else:  # a payload's frame is made once, used once
                 here = f._replace(path=f"{path}/{f.node}" if path else f.node, branch=branch if f.branch is None else f.branch)
             out.append(here)
+        return tuple(out)
+
+    def next_frames(self, taken: tuple[tuple[Frame, Hop], ...]) -> tuple[Frame, ...]:
+        """The frames the hops lead to: placed at the level's path, a branch kept along its
+        own line, a join target only once all its sources have finished, no frame twice."""
+        out: list[Frame] = []
+        seen: set[tuple[str, str | None]] = set()
+        for frame, hop in taken:
+            if hop.join is not None:
+                arrived = self.arrived.setdefault(hop.edge.target, set())
+                arrived.add(frame.node)
+                if not arrived >= hop.join:
+                    continue
+                del self.arrived[hop.edge.target]
+                frames = self.here(hop.frames)  # the branches meet: back on the main line
+            else:
+                branch = frame.branch if len(hop.frames) == 1 else None
+                frames = self.here(hop.frames, branch)
+            for next_frame in frames:
+                key = (next_frame.node, next_frame.branch)
+                if next_frame.payload is NO_PAYLOAD:
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                out.append(next_frame)
         return tuple(out)
 
     def snapshot(self, walker: Walker) -> dict[str, Any]:

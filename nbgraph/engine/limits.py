@@ -38,7 +38,7 @@ class Meter:
     run's own time; a resumed run starts from the seconds its earlier parts used.
     """
 
-    __slots__ = ("budget", "timed", "tokens", "cost", "turns", "prior_seconds", "waited", "t0", "asking", "_asked_at")
+    __slots__ = ("_asked_at", "asking", "budget", "cost", "prior_seconds", "t0", "timed", "tokens", "turns", "waited")
 
     def __init__(self, budget: Budget | None) -> None:
         self.budget = budget
@@ -121,7 +121,7 @@ class Deadline:
     cancellation lands, ``fired`` tells the walker it was this deadline, not a Stop.
     """
 
-    __slots__ = ("seconds", "reason", "outcome", "fired", "_task", "_handle", "_armed_at")
+    __slots__ = ("_armed_at", "_handle", "_task", "fired", "outcome", "reason", "seconds")
 
     def __init__(self, seconds: float, reason: str, outcome: str) -> None:
         self.seconds = seconds

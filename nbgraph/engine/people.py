@@ -50,7 +50,7 @@ class PauseRequested(BaseException):
 class Pauses:
     """A run's open requests, the answers it was given (by slot), and who waits for a pause."""
 
-    __slots__ = ("open", "answers", "waiters")
+    __slots__ = ("answers", "open", "waiters")
 
     def __init__(self, answers: Mapping[str, Any] | None = None) -> None:
         self.open: dict[str, tuple[Pause, asyncio.Future[Any]]] = {}
@@ -273,7 +273,7 @@ def settle_resumed_approval(walker: Walker, pause: Pause, verdict: Approval) -> 
             hop = walker.route_from(record)
     record = record._replace(edge=hop.edge)
     walker.history.append(record)
-    walker.frames = hop.frames
+    walker.root.frames = hop.frames
     walker.save((record,), hop.frames)
     walker.listeners.emit_step_if(lambda: route_event(walker.thread, record.step, hop.edge, record.path, record.branch))
     return None

@@ -63,7 +63,7 @@ def store_for(plan: Plan, checkpointer: Checkpointer | None) -> Checkpointer:
 class Persistence:
     """Where one run keeps its progress: its store, its lease, its last checkpoint."""
 
-    __slots__ = ("_walker", "store", "last", "lease", "run", "_totals")
+    __slots__ = ("_totals", "_walker", "last", "lease", "run", "store")
 
     def __init__(self, walker: Walker, store: Checkpointer | None) -> None:
         self._walker = walker
@@ -359,10 +359,10 @@ def restore(walker: Walker, last: Checkpoint, answered: tuple[tuple[Pause, Any],
     the branches that finished and the sub-graphs it is inside."""
     persistence = walker.persistence
     assert persistence.store is not None
-    walker.values = walker.plan.schema.decode(last.state)
+    walker.root.values = walker.plan.schema.decode(last.state)
     walker.input = None
-    walker.step = last.step
-    walker.frames = last.frames
+    walker.root.steps = last.step
+    walker.root.frames = last.frames
     walker.root.settled = list(last.settled)
     walker.restored_levels = dict(last.levels)
     walker.pauses.answers.update(last.answers)
@@ -381,12 +381,12 @@ def restore(walker: Walker, last: Checkpoint, answered: tuple[tuple[Pause, Any],
         walker.start_edge = walker.plan.start_edge(last.frames[0].node)
     # The run goes on from its last step; the ones before it are read only when asked for.
     kept = [record for record in last.steps if "/" not in record.path]
-    walker.history = list(last.steps)
+    walker.root.records = list(last.steps)
     walker.earlier = kept[0].step - 1 if kept else last.step
     totals = last.totals
     if totals is None:
         totals = _totals(persistence.store.history(walker.thread), last.step)
-    walker.visits = dict(totals["visits"])
+    walker.root.visits = dict(totals["visits"])
     walker.meter.add(totals["tokens"], totals["cost"], totals["turns"])
     walker.seconds = walker.meter.prior_seconds = totals["seconds"]
     walker.last_node, walker.same = totals["streak"]

@@ -28,8 +28,18 @@ class RunResult:
     """How a run ended: ``outcome``, ``reason``, ``state``, ``history`` and more."""
 
     __slots__ = (
-        "_run", "outcome", "reason", "state", "_history", "hit_max_steps", "pauses", "thread", "error",
-        "tokens", "cost", "turns",
+        "_history",
+        "_run",
+        "cost",
+        "error",
+        "hit_max_steps",
+        "outcome",
+        "pauses",
+        "reason",
+        "state",
+        "thread",
+        "tokens",
+        "turns",
     )
 
     def __init__(self, run: Run, ending: Ending) -> None:

@@ -16,23 +16,25 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import (
-    InvalidUpdate,
-    MaxStepsExceeded,
-    NbgraphError,
-    RunFailed,
-    did_you_mean,
-)
+from ..errors import MaxStepsExceeded, NbgraphError, RunFailed
 from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
-from ..names import END, START, End, Goto, Send
+from ..names import START
 from ..plan import Hop, NodePlan, Plan
-from ..state import to_jsonable
 from .branches import settled_entry, superstep
-from .calls import Called, ChildStopped, TimedOut, error_text, fold, make_step
+from .calls import (
+    Called,
+    ChildStopped,
+    TimedOut,
+    call_sync,
+    error_text,
+    fold,
+    make_step,
+    within,
+)
 from .context import Context
 from .ending import Ending
 from .levels import Level, enter, level_key
-from .limits import Aborted, Budget, Deadline, Meter, branch_waits, node_deadline
+from .limits import Aborted, Budget, Deadline, Meter
 from .listeners import (
     Listeners,
     error_event,
@@ -41,6 +43,7 @@ from .listeners import (
     run_start,
     step_end_events,
 )
+from .outputs import read_output
 from .people import (
     PauseRequested,
     Pauses,
@@ -112,41 +115,25 @@ class Walker:
         self.flagged: Ending | None = None
         """How the first sub-graph that hit its max_steps with on_max_steps="flag" ended."""
 
-    # The run's own graph is the root level: what the rest of the engine calls the
-    # run's state, step, frames and history is the root level's.
+    # The run's own graph is the root level: what the rest of the engine reads as the
+    # run's state, step, frames and history is the root level's (and is set there).
 
     @property
     def values(self) -> dict[str, Any]:
         return self.root.values
 
-    @values.setter
-    def values(self, values: dict[str, Any]) -> None:
-        self.root.values = values
-
     @property
     def step(self) -> int:
         return self.root.steps
-
-    @step.setter
-    def step(self, step: int) -> None:
-        self.root.steps = step
 
     @property
     def frames(self) -> tuple[Frame, ...]:
         return self.root.frames
 
-    @frames.setter
-    def frames(self, frames: tuple[Frame, ...]) -> None:
-        self.root.frames = frames
-
     @property
     def history(self) -> list[Step]:
         """This run's step records (a resumed run's start with the step it continues from)."""
         return self.root.records
-
-    @history.setter
-    def history(self, records: list[Step]) -> None:
-        self.root.records = records
 
     @property
     def node(self) -> str | None:
@@ -156,10 +143,6 @@ class Walker:
     @property
     def visits(self) -> dict[str, int]:
         return self.root.visits
-
-    @visits.setter
-    def visits(self, visits: dict[str, int]) -> None:
-        self.root.visits = visits
 
     def full_history(self) -> list[Step]:
         """Every step record of the thread, reading the earlier ones from the store once."""
@@ -206,7 +189,7 @@ class Walker:
                 hop = self.route_from(record)
                 record = record._replace(edge=hop.edge)
                 self.history[-1] = record
-                self.frames = hop.frames
+                self.root.frames = hop.frames
                 self.save((record,), hop.frames)
                 self.listeners.emit_step_if(lambda: route_event(self.thread, record.step, hop.edge, record.path, record.branch))
             return await self.walk(self.root) or self.flagged or Ending("done")
@@ -294,7 +277,7 @@ class Walker:
         ctx = Context(self, plan, name, step, visit, frame.path, frame.branch, level.scope) if node.wants_ctx else None
         listeners = self.listeners
         if listeners.steps:
-            listeners.emit_step(self._enter_event(step, frame, visit))
+            listeners.emit_step(self.enter_event(step, frame, visit))
         calls = self.calls
         calls.append(frame)
         meter = self.meter
@@ -304,14 +287,14 @@ class Walker:
         inner: tuple[Step, ...] = ()
         try:
             if node.is_async or node.subplan is not None:
-                update, hop, inner = await self._invoke(level, frame, node, ctx, visit)
+                update, hop, inner = await self.invoke(level, frame, node, ctx, visit)
             else:  # the common case, inline: a sync function's call costs no coroutine
                 given = plan.schema.view(before) if frame.payload is NO_PAYLOAD else frame.payload
                 out = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
                 if out is None or type(out) is dict:
                     update, hop = out, None
                 else:
-                    update, hop = _read_output(out, node, plan)
+                    update, hop = read_output(out, node, plan)
             values = fold(plan, before, update, inner, frame) if inner else (
                 plan.schema.apply(before, update, name) if update else before
             )
@@ -379,7 +362,7 @@ class Walker:
             level.records.extend(inner)
         level.records.append(record)
         if hop.join is not None:
-            frames = self.next_frames(level, ((frame, hop),))
+            frames = level.next_frames(((frame, hop),))
         elif level.path:
             frames = level.here(hop.frames, frame.branch if len(hop.frames) == 1 else None)
         else:
@@ -402,66 +385,9 @@ class Walker:
                     listeners.emit_step(event)
         return frames
 
-    def next_frames(self, level: Level, taken: tuple[tuple[Frame, Hop], ...]) -> tuple[Frame, ...]:
-        """The frames the hops lead to: placed at the level's path, a branch kept along its
-        own line, a join target only once all its sources have finished, no frame twice."""
-        out: list[Frame] = []
-        seen: set[tuple[str, str | None]] = set()
-        for frame, hop in taken:
-            if hop.join is not None:
-                arrived = level.arrived.setdefault(hop.edge.target, set())
-                arrived.add(frame.node)
-                if not arrived >= hop.join:
-                    continue
-                del level.arrived[hop.edge.target]
-                frames = level.here(hop.frames)  # the branches meet: back on the main line
-            else:
-                branch = frame.branch if len(hop.frames) == 1 else None
-                frames = level.here(hop.frames, branch)
-            for next_frame in frames:
-                key = (next_frame.node, next_frame.branch)
-                if next_frame.payload is NO_PAYLOAD:
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                out.append(next_frame)
-        return tuple(out)
-
     # -- calling a node ---------------------------------------------------------------
 
-    async def call(self, level: Level, frame: Frame, step: int, visit: int) -> Called:
-        """Call a branch's node (or walk the sub-graph it is) and say what it gave.
-
-        A node's own exception comes back in ``error``; a pause, a budget, a deadline, a
-        stop and a stopped sub-graph are raised.
-        """
-        plan = level.plan
-        name = frame.node
-        node = plan.nodes[name]
-        ctx = Context(self, plan, name, step, visit, frame.path, frame.branch, level.scope) if node.wants_ctx else None
-        listeners = self.listeners
-        if listeners.steps:
-            listeners.emit_step(self._enter_event(step, frame, visit))
-        calls = self.calls
-        calls.append(frame)
-        waits = [0.0, branch_waits.get()]
-        token = branch_waits.set(waits)
-        started = time.time()
-        t0 = time.perf_counter()
-        inner: tuple[Step, ...] = ()
-        try:
-            update, hop, inner = await self._invoke(level, frame, node, ctx, visit)
-        except Exception as exc:
-            record = make_step(step, frame, visit, started, time.perf_counter() - t0 - waits[0], None, None, ctx, exc)
-            return Called((*inner, record), None, None, ctx, exc)
-        finally:
-            calls.remove(frame)
-            branch_waits.reset(token)
-        duration = time.perf_counter() - t0 - waits[0]
-        record = make_step(step, frame, visit, started, duration, update, hop.edge if hop else None, ctx)
-        return Called((*inner, record), update, hop, ctx)
-
-    def _enter_event(self, step: int, frame: Frame, visit: int) -> Any:
+    def enter_event(self, step: int, frame: Frame, visit: int) -> Any:
         rerun = False
         if self.rerunning:
             where = (frame.path, frame.branch)
@@ -469,7 +395,7 @@ class Walker:
             self.rerunning.discard(where)
         return node_enter(self.thread, step, frame.node, visit, frame.path, frame.branch, rerun)
 
-    async def _invoke(
+    async def invoke(
         self, level: Level, frame: Frame, node: NodePlan, ctx: Context | None, visit: int
     ) -> tuple[Mapping[str, Any] | None, Hop | None, tuple[Step, ...]]:
         """Run the node's function (or walk its sub-graph): its update, its command's hop, a sub-graph's steps."""
@@ -477,26 +403,13 @@ class Walker:
             update, inner = await self._walk_child(level, frame, node, visit)
             return update, None, inner
         if not node.is_async:
-            return (*self._call(level.plan, frame, node, ctx, level.values), ())
+            return (*call_sync(level.plan, frame, node, ctx, level.values), ())
         given = level.plan.schema.view(level.values) if frame.payload is NO_PAYLOAD else frame.payload
         work = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
         meter = self.meter
         deadline = meter.deadline(node.name, node.timeout) if node.timeout is not None or meter.timed else None
-        out = await (work if deadline is None else self._within(work, deadline))
-        return (*_read_output(out, node, level.plan), ())
-
-    @staticmethod
-    def _call(
-        plan: Plan, frame: Frame, node: NodePlan, ctx: Context | None, values: dict[str, Any]
-    ) -> tuple[Mapping[str, Any] | None, Hop | None]:
-        """Call a synchronous node: its update, and its command's hop (no coroutine on the hot path)."""
-        given = plan.schema.view(values) if frame.payload is NO_PAYLOAD else frame.payload
-        out = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
-        if out is None:
-            return None, None
-        if type(out) is dict:
-            return out, None
-        return _read_output(out, node, plan)
+        out = await (work if deadline is None else within(work, deadline))
+        return (*read_output(out, node, level.plan), ())
 
     async def _walk_child(
         self, parent: Level, frame: Frame, node: NodePlan, visit: int
@@ -516,23 +429,6 @@ class Walker:
         output = node.spec.output
         update = output(child.plan.schema.view(child.values)) if output is not None else None
         return update, tuple(child.records)  # a shared sub-graph's steps are replayed by fold()
-
-    async def _within(self, work: Any, deadline: Deadline) -> Any:
-        """Await an async node's ``work``, cancelling it if it overruns ``deadline``."""
-        token = node_deadline.set(deadline)
-        deadline.start()
-        try:
-            out = await work
-        except asyncio.CancelledError:
-            if deadline.fired:
-                raise TimedOut(deadline) from None
-            raise
-        finally:
-            deadline.stop()
-            node_deadline.reset(token)
-        if deadline.fired:  # the node swallowed the cancellation, but its time was up
-            raise TimedOut(deadline)
-        return out
 
     # -- people -----------------------------------------------------------------------
 
@@ -603,78 +499,3 @@ class Walker:
     def save(self, records: tuple[Step, ...], frames: tuple[Frame, ...], **status: Any) -> None:
         self.persistence.save(records, frames, **status)
 
-
-def _read_output(out: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | None, Hop | None]:
-    """A node's return value: its update, and where a command it returned leads."""
-    if out is None or isinstance(out, Mapping):
-        return out, None
-    name = node.name
-    if isinstance(out, Goto):
-        target = out.node
-        allowed = node.spec.destinations
-        if target != END and target not in plan.nodes:
-            raise InvalidUpdate(
-                f"node {name!r} returned Goto({target!r}), which is not a node of the graph"
-                f"{did_you_mean(target, plan.nodes)}",
-                node=name,
-            )
-        if allowed is not None and target not in allowed:
-            raise InvalidUpdate(
-                f"node {name!r} returned Goto({target!r}), but it declares destinations="
-                f"{list(allowed)!r}; add {target!r} there",
-                node=name,
-            )
-        return out.update, plan.goto(name, target)
-    if isinstance(out, End):
-        return out.update, plan.goto(name, END)
-    if isinstance(out, Send):  # (a Send is a tuple itself: it is one item, not a list of them)
-        return _sends((out,), node, plan)
-    if isinstance(out, (list, tuple)) and any(isinstance(item, Send) for item in out):
-        return _sends(out, node, plan)
-    raise InvalidUpdate(
-        f"node {name!r} returned {type(out).__name__} {out!r:.80}; a node must return a dict of "
-        "state updates, None, Goto(node, update=...), End(update=...), or Send(node, payload) items",
-        node=name,
-    )
-
-
-def _sends(items: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | None, Hop]:
-    """``Send`` items (and at most one update dict): a branch per item, in the order returned."""
-    name = node.name
-    allowed = node.spec.destinations
-    update: Mapping[str, Any] | None = None
-    frames: list[Frame] = []
-    for item in items:
-        if isinstance(item, Mapping):
-            if update is not None:
-                raise InvalidUpdate(f"node {name!r} returned two updates with its Send items; return one dict", node=name)
-            update = item
-            continue
-        if not isinstance(item, Send):
-            raise InvalidUpdate(
-                f"node {name!r} returned {type(item).__name__} {item!r:.60} among its Send items; "
-                "return Send(node, payload) items and at most one update dict",
-                node=name,
-            )
-        if item.node not in plan.nodes:
-            raise InvalidUpdate(
-                f"node {name!r} sent to {item.node!r}, which is not a node of the graph{did_you_mean(item.node, plan.nodes)}",
-                node=name,
-            )
-        if allowed is not None and item.node not in allowed:
-            raise InvalidUpdate(
-                f"node {name!r} sent to {item.node!r}, but it declares destinations={list(allowed)!r}; "
-                f"add {item.node!r} there",
-                node=name,
-            )
-        try:
-            to_jsonable(item.payload)
-        except Exception as exc:
-            raise InvalidUpdate(
-                f"node {name!r} sent {item.node!r} a payload that cannot be stored as JSON ({exc}); send plain data",
-                node=name,
-            ) from None
-        frames.append(plan.nodes[item.node].frame._replace(payload=item.payload))
-    targets = tuple(dict.fromkeys(frame.node for frame in frames))
-    edge = FiredEdge(name, frames[0].node if frames else END, "send", False, targets if len(targets) > 1 else ())
-    return update, Hop(edge, tuple(frames))

@@ -1,0 +1,94 @@
+"""What a node's return value means: an update, a command (``Goto``, ``End``), or ``Send`` items.
+
+Checked here, once per call, so a bad return fails the step with the node's name and
+what it returned, and a ``Send`` payload that could not be checkpointed never runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import InvalidUpdate, did_you_mean
+from ..history import FiredEdge, Frame
+from ..names import END, End, Goto, Send
+from ..plan import Hop, NodePlan, Plan
+from ..state import to_jsonable
+
+__all__ = ["read_output"]
+
+
+def read_output(out: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | None, Hop | None]:
+    """A node's return value: its update, and where a command it returned leads."""
+    if out is None or isinstance(out, Mapping):
+        return out, None
+    name = node.name
+    if isinstance(out, Goto):
+        target = out.node
+        allowed = node.spec.destinations
+        if target != END and target not in plan.nodes:
+            raise InvalidUpdate(
+                f"node {name!r} returned Goto({target!r}), which is not a node of the graph"
+                f"{did_you_mean(target, plan.nodes)}",
+                node=name,
+            )
+        if allowed is not None and target not in allowed:
+            raise InvalidUpdate(
+                f"node {name!r} returned Goto({target!r}), but it declares destinations="
+                f"{list(allowed)!r}; add {target!r} there",
+                node=name,
+            )
+        return out.update, plan.goto(name, target)
+    if isinstance(out, End):
+        return out.update, plan.goto(name, END)
+    if isinstance(out, Send):  # (a Send is a tuple itself: it is one item, not a list of them)
+        return _sends((out,), node, plan)
+    if isinstance(out, (list, tuple)) and any(isinstance(item, Send) for item in out):
+        return _sends(out, node, plan)
+    raise InvalidUpdate(
+        f"node {name!r} returned {type(out).__name__} {out!r:.80}; a node must return a dict of "
+        "state updates, None, Goto(node, update=...), End(update=...), or Send(node, payload) items",
+        node=name,
+    )
+
+
+def _sends(items: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | None, Hop]:
+    """``Send`` items (and at most one update dict): a branch per item, in the order returned."""
+    name = node.name
+    allowed = node.spec.destinations
+    update: Mapping[str, Any] | None = None
+    frames: list[Frame] = []
+    for item in items:
+        if isinstance(item, Mapping):
+            if update is not None:
+                raise InvalidUpdate(f"node {name!r} returned two updates with its Send items; return one dict", node=name)
+            update = item
+            continue
+        if not isinstance(item, Send):
+            raise InvalidUpdate(
+                f"node {name!r} returned {type(item).__name__} {item!r:.60} among its Send items; "
+                "return Send(node, payload) items and at most one update dict",
+                node=name,
+            )
+        if item.node not in plan.nodes:
+            raise InvalidUpdate(
+                f"node {name!r} sent to {item.node!r}, which is not a node of the graph{did_you_mean(item.node, plan.nodes)}",
+                node=name,
+            )
+        if allowed is not None and item.node not in allowed:
+            raise InvalidUpdate(
+                f"node {name!r} sent to {item.node!r}, but it declares destinations={list(allowed)!r}; "
+                f"add {item.node!r} there",
+                node=name,
+            )
+        try:
+            to_jsonable(item.payload)
+        except Exception as exc:
+            raise InvalidUpdate(
+                f"node {name!r} sent {item.node!r} a payload that cannot be stored as JSON ({exc}); send plain data",
+                node=name,
+            ) from None
+        frames.append(plan.nodes[item.node].frame._replace(payload=item.payload))
+    targets = tuple(dict.fromkeys(frame.node for frame in frames))
+    edge = FiredEdge(name, frames[0].node if frames else END, "send", False, targets if len(targets) > 1 else ())
+    return update, Hop(edge, tuple(frames))
