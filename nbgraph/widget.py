@@ -15,6 +15,12 @@ shows its own. A resumed run re-runs the nodes its pauses stopped in from their 
 the view hears of it through ``node-enter`` events, which it takes only during the
 resumed run's first step, the only step in which a node can run again that way.
 
+Nobody to click: a notebook executed headless (nbconvert, papermill, nbval) shows its
+views to no browser, so a run waiting there for a person would wait for ever. Each
+view's module says hello from the browser when it loads; a run whose pause has waited
+``NBGRAPH_HEADLESS_WAIT`` seconds (default 30, 0: for ever) in a kernel no browser has
+said hello to ends ``interrupted``, with a reason that says how to answer from code.
+
 Import this module only where widgets are wanted: anywidget reads the bundled ES
 module when the class is created.
 """
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from collections import deque
 from pathlib import Path
@@ -38,6 +45,33 @@ from .history import tally, tally_within
 __all__ = ["GraphView", "RunObserver", "graph_mimebundle", "show_run"]
 
 _STATIC = Path(__file__).parent / "static"
+_HEADLESS_WAIT = 30.0
+_NO_BROWSER = (
+    "nobody answered within {wait:g} s and no browser shows this notebook (a headless run: nbconvert, "
+    "papermill, nbval?); answer from code before `await run` with run.answer(value), run.approve() or "
+    "run.respond(pause.id, value), or run the notebook with NBGRAPH_AUTO_ANSWER=1 if it answers its own "
+    "pauses; NBGRAPH_HEADLESS_WAIT sets the wait (0: for ever); g.resume(result, answer) goes on from here"
+)
+
+
+class _Browser:
+    """Whether a browser has loaded an nbgraph view in this kernel (it then says hello)."""
+
+    seen = False
+
+
+def _headless_wait() -> float:
+    """Seconds a pause waits for a browser before a run gives up on being answered."""
+    text = os.environ.get("NBGRAPH_HEADLESS_WAIT")
+    if text is None:
+        return _HEADLESS_WAIT
+    try:
+        wait = float(text)
+    except ValueError:
+        wait = -1.0
+    if not wait >= 0:
+        raise ValueError(f"NBGRAPH_HEADLESS_WAIT must be a number of seconds (0: wait for ever), not {text!r}")
+    return wait
 _LOG_LINES = 200
 _TEXT_CHARS = 4000
 
@@ -104,11 +138,14 @@ class GraphView(anywidget.AnyWidget):
         """
         if not isinstance(content, dict) or not isinstance(content.get("type"), str):
             raise ValueError(f"the view sent a message without a type: {json.dumps(content, default=str)[:200]}")
+        kind = content["type"]
+        if kind == "hello":
+            _Browser.seen = True  # a browser shows this kernel's views: its people can answer
+            return True
         observer = self.observer
         if observer is None:
             raise ValueError("this view shows a graph, not a run: there is nothing to answer")
         run = observer.run
-        kind = content["type"]
         if kind in ("answer", "approve", "deny"):
             pause_id = content.get("pause_id")
             if not isinstance(pause_id, str):
@@ -135,7 +172,7 @@ class GraphView(anywidget.AnyWidget):
             run.steer(text)
             observer.note(f"steer: {text}")
             return True
-        raise ValueError(f"unknown message type {kind!r}; expected answer, approve, deny, stop or steer")
+        raise ValueError(f"unknown message type {kind!r}; expected hello, answer, approve, deny, stop or steer")
 
 
 def _edge_key(source: str, target: str) -> str:
@@ -204,6 +241,8 @@ class RunObserver:
         self._done = False
         self._last_flush = 0.0
         self._handle: asyncio.TimerHandle | None = None
+        self._headless_wait = _headless_wait()
+        self._no_browser: asyncio.TimerHandle | None = None
         self._unsubscribe = run.subscribe(self.on_event, steps=False)
         self._unwatch: Any = None
         self._flush()
@@ -234,6 +273,8 @@ class RunObserver:
             pause = event.pause
             where = ", ".join(filter(None, ("/" in pause.path and pause.path, pause.branch)))
             self._log.append(f"      waiting{f' ({where})' if where else ''}: {pause.prompt}")
+            if not _Browser.seen and self._no_browser is None and self._headless_wait > 0:
+                self._no_browser = self._loop.call_later(self._headless_wait, self._give_up, True)
             self._flush()
         elif kind == "resume":
             where = ", ".join(filter(None, ("/" in event.path and event.path, event.branch)))
@@ -246,7 +287,20 @@ class RunObserver:
             self._done = True
             self._unsubscribe()
             self._stop_watching()
+            if self._no_browser is not None:
+                self._no_browser.cancel()
             self._flush()
+
+    def _give_up(self, first_look: bool) -> None:
+        """A pause has waited its time and no browser has said hello: nobody can answer."""
+        self._no_browser = None
+        if _Browser.seen or self._done or not self.run.pending:
+            return
+        if first_look:
+            # A cell that kept the loop busy may have held the hello back: let the kernel read it.
+            self._no_browser = self._loop.call_later(0.5, self._give_up, False)
+            return
+        self.run.stop_waiting(_NO_BROWSER.format(wait=self._headless_wait))
 
     def _watch_reruns(self, event: Any) -> None:
         kind = event.type

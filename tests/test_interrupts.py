@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Annotated
 
+import pydantic
 import pytest
 
 from nbgraph import (
@@ -14,6 +16,7 @@ from nbgraph import (
     NoPendingRequest,
     ResumeError,
     RunStillRunning,
+    append,
 )
 
 
@@ -363,3 +366,65 @@ class TestApproval:
         result = approval_graph().invoke({})
         with pytest.raises(ResumeError, match="an approval answer must be True, False or"):
             approval_graph().resume(result.thread, "sure")
+
+
+class TestStopWaiting:
+    """A live run told that nobody will answer ends interrupted at its pauses, resumable."""
+
+    async def test_an_input_ends_interrupted_with_the_reason_and_resumes(self):
+        g = ask_graph()
+        run = g.start({}, display=False)
+        await run.next_pause(timeout=5)
+        run.stop_waiting("nobody is looking")
+        result = await asyncio.wait_for(run, 10)
+        assert result.outcome == "interrupted"
+        assert result.reason == "waiting for input at node 'ask': Favourite colour? — nobody is looking"
+        assert [p.prompt for p in result.pauses] == ["Favourite colour?"]
+        done = g.resume(result, "teal", checkpointer=run.checkpointer)
+        assert done.outcome == "done" and done.state["painted"] == "teal wall"
+
+    async def test_an_approval_and_branches_asking_at_once(self):
+        async def ask(item, ctx):
+            return {"said": [await ctx.request_input(f"{item}?")]}
+
+        class Said(pydantic.BaseModel):
+            said: Annotated[list[str], append] = []
+
+        g = Graph("both", state=Said)
+        g.add_node("plan", lambda s: None)
+        g.add_node("ask", ask)
+        g.add_node("check", lambda s: None, approval=True)
+        g.add_edge(START, "plan")
+        g.add_edge("plan", "ask", each=lambda s: ["a", "b"])
+        g.add_edge("ask", "check")
+        g.add_edge("check", END)
+        run = g.start({}, display=False)
+        for _ in range(10_000):  # loop turns, not time: both branches open their pause
+            if len(run.pending) == 2:
+                break
+            await asyncio.sleep(0)
+        assert len(run.pending) == 2
+        run.stop_waiting("gone")
+        first = await asyncio.wait_for(run, 10)
+        assert first.outcome == "interrupted" and first.reason.endswith(" — gone")
+        assert sorted(p.prompt for p in first.pauses) == ["a?", "b?"]
+        # The run is no longer live: the approval it reaches after the answers interrupts too.
+        second = g.resume(first, {p.id: p.prompt[0].upper() for p in first.pauses}, checkpointer=run.checkpointer)
+        assert second.outcome == "interrupted" and second.pauses[0].kind == "approval"
+        done = g.resume(second, True, checkpointer=run.checkpointer)
+        assert done.outcome == "done" and done.state.said == ["A", "B"]
+
+    async def test_a_live_approval_unwinds_with_its_step_kept(self):
+        calls = []
+        g = Graph("approve")
+        g.add_node("draft", lambda s: calls.append(1) or {"text": "hi"}, approval=True)
+        g.add_edge(START, "draft")
+        g.add_edge("draft", END)
+        run = g.start({}, display=False)
+        pause = await run.next_pause(timeout=5)
+        assert pause.kind == "approval"
+        run.stop_waiting("no one")
+        result = await asyncio.wait_for(run, 10)
+        assert result.outcome == "interrupted" and result.reason.endswith(" — no one")
+        done = g.resume(result, True, checkpointer=run.checkpointer)
+        assert done.outcome == "done" and done.state["text"] == "hi" and calls == [1]  # the step was not run again

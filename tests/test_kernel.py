@@ -154,3 +154,27 @@ def test_rerunning_a_graph_cell_updates_its_display_in_place(kernel):
     # ...and shows it below the re-run cell too, under the same id.
     displayed = contents(second, "display_data")
     assert [(d["transient"], d["data"]["text/markdown"]) for d in displayed] == [({"display_id": display_id}, second_graph)]
+
+
+def test_a_notebook_run_headless_without_answers_ends_saying_how(monkeypatch):
+    """Run All with nobody to click and no auto-answer switch: the run waiting for a person
+    gives up after NBGRAPH_HEADLESS_WAIT seconds, and the cell awaiting it fails with a
+    message that says how to answer, instead of hanging until the cell timeout."""
+    from pathlib import Path
+
+    from nbclient.exceptions import CellExecutionError
+
+    monkeypatch.delenv("NBGRAPH_AUTO_ANSWER", raising=False)  # (the kernel inherits this environment)
+    monkeypatch.setenv("NBGRAPH_HEADLESS_WAIT", "1")
+    path = Path(__file__).parents[1] / "notebooks" / "01-first-graph.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    with pytest.raises(CellExecutionError) as failed:
+        client.execute()
+    error = failed.value
+    assert "result = await run" in str(error)  # the cell that waited for the run is the one that failed
+    assert error.ename == "AssertionError"  # the notebook's own check, with the run's reason
+    assert error.evalue.startswith(
+        "waiting for input at node 'ask_topic': What should the post be about? — nobody answered within 1 s"
+    )
+    assert "NBGRAPH_AUTO_ANSWER=1" in error.evalue

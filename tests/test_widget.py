@@ -10,6 +10,7 @@ import pydantic
 import pytest
 
 from nbgraph import END, START, Graph, MemoryCheckpointer, Run, append
+from nbgraph import widget
 from nbgraph.widget import GraphView, graph_mimebundle
 
 
@@ -123,6 +124,44 @@ class TestCoalescing:
         view = GraphView(human_graph())
         assert [n["id"] for n in view.dag["nodes"]] == [START, "ask", "pick", "book", END]
         assert view.status == {} and repr(view) == "GraphView(graph='trip')"
+
+
+class TestNoBrowser:
+    """A notebook run headless shows its views to no browser: a pause there gives up in time."""
+
+    async def test_a_pause_nobody_can_see_ends_interrupted_saying_how_to_answer(self, monkeypatch):
+        monkeypatch.setattr(widget._Browser, "seen", False)
+        monkeypatch.setenv("NBGRAPH_HEADLESS_WAIT", "0.05")
+        g = human_graph()
+        run = g.start({}, display=False)
+        view = GraphView.for_run(run)
+        result = await asyncio.wait_for(run, 10)
+        assert result.outcome == "interrupted" and [p.prompt for p in result.pauses] == ["Which city?"]
+        assert result.reason.startswith("waiting for input at node 'ask': Which city? — nobody answered within 0.05 s")
+        assert "run.answer(value)" in result.reason and "NBGRAPH_AUTO_ANSWER=1" in result.reason
+        assert view.status["outcome"] == "interrupted"
+        later = g.resume(result, "Oslo", checkpointer=run.checkpointer)  # what the reason says works
+        assert later.outcome == "interrupted" and later.pauses[0].prompt == "Room size?"
+
+    async def test_once_a_browser_said_hello_a_pause_waits_for_its_person(self, monkeypatch):
+        monkeypatch.setattr(widget._Browser, "seen", False)
+        monkeypatch.setenv("NBGRAPH_HEADLESS_WAIT", "0.05")
+        run = human_graph().start({}, display=False)
+        view = GraphView.for_run(run)
+        assert view.handle({"type": "hello"}) is True  # what the view's module sends when it loads
+        pause = await run.next_pause(timeout=5)
+        assert view.observer._no_browser is None  # no give-up was even scheduled
+        run.respond(pause.id, "Oslo")
+        run.cancel()
+        assert (await run).outcome == "aborted"
+
+    async def test_a_wait_that_is_not_a_number_is_refused(self, monkeypatch):
+        monkeypatch.setenv("NBGRAPH_HEADLESS_WAIT", "soon")
+        run = human_graph().start({}, display=False)
+        with pytest.raises(ValueError, match="NBGRAPH_HEADLESS_WAIT must be a number of seconds .0: wait for ever., not 'soon'"):
+            GraphView.for_run(run)
+        run.cancel()
+        await run
 
 
 class TestMessages:

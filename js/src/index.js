@@ -153,4 +153,10 @@ function render({ model, el }) {
   };
 }
 
-export default { render };
+// Say hello once the browser has the view's model: a kernel that never hears it knows
+// nobody can click, and a run waiting for a person there gives up instead of waiting for ever.
+function initialize({ model }) {
+  model.send({ type: "hello" });
+}
+
+export default { initialize, render };

@@ -37,13 +37,11 @@ __all__ = [
 class PauseRequested(BaseException):
     """Unwinds a node when its run cannot wait for a person (durable mode).
 
-    A BaseException so that a node's own ``except Exception`` cannot swallow it. An
-    approval's carries the step that ran, which waits for the verdict.
+    A BaseException so that a node's own ``except Exception`` cannot swallow it.
     """
 
-    def __init__(self, pause: Pause, record: Step | None = None) -> None:
+    def __init__(self, pause: Pause) -> None:
         self.pause = pause
-        self.record = record
         super().__init__(pause.id)
 
 
@@ -119,6 +117,11 @@ class Pauses:
         self.waiters.append(future)
         return await asyncio.wait_for(future, timeout)
 
+    def unwind(self) -> None:
+        """Nobody will answer: every open wait unwinds its node as a durable run's would."""
+        for pause, future in list(self.open.values()):
+            future.get_loop().call_soon_threadsafe(_unwind, future, pause)
+
     def wake(self, pause: Pause | None) -> None:
         """Tell those waiting in :meth:`next_pause` that ``pause`` opened (None: the run ended)."""
         waiters, self.waiters = self.waiters, []
@@ -144,6 +147,11 @@ def check_storable(answer: Any, pause: Pause) -> None:
 def _settle(future: asyncio.Future[Any], value: Any) -> None:
     if not future.done():
         future.set_result(value)
+
+
+def _unwind(future: asyncio.Future[Any], pause: Pause) -> None:
+    if not future.done():
+        future.set_exception(PauseRequested(pause))
 
 
 async def wait_for_person(walker: Walker, pause: Pause, ctx: Context | None, events: list[Any] | None = None) -> Any:
@@ -208,7 +216,7 @@ async def approve_step(
         prompt=f"Approve the result of {node.name!r}?",
     )
     if not walker.live:
-        raise PauseRequested(pause, record)
+        raise PauseRequested(pause)
     # The node has finished: say so before the interrupt, so live listeners see
     # node-exit, interrupt, resume, route in that order (the trace has the same).
     walker.listeners.emit_step_if(lambda: node_exit(walker.thread, record))

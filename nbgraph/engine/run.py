@@ -311,6 +311,16 @@ class Run:
             raise ValueError("steer() needs a non-empty message")
         self._walker.steering.append(text)
 
+    def stop_waiting(self, why: str) -> None:
+        """Nobody will answer this run: it ends ``interrupted`` at its open pauses (and at any
+        it opens later), with ``why`` in its reason, and can be resumed from its checkpoint
+        like a durable run (``g.resume(result, answer)``). The notebook view calls it when
+        no browser shows the run."""
+        walker = self._walker
+        walker.live = False
+        walker.unanswered = why
+        walker.pauses.unwind()
+
     def cancel(self) -> None:
         """Stop the run: it ends ``aborted`` and its last checkpoint stays consistent."""
         if self._task is not None and not self._task.done():

@@ -80,6 +80,8 @@ class Walker:
         self.plan = plan
         self.thread = thread
         self.live = live
+        self.unanswered: str | None = None
+        """Why nobody will answer this run's pauses, once a live run was told so."""
         self.listeners = listeners
         self.meter = Meter(budget)
         self.pauses = Pauses()
@@ -442,7 +444,9 @@ class Walker:
         reason = f"waiting for {what} node {first.node!r}: {first.prompt}"
         if len(pauses) > 1:
             reason = f"waiting for {len(pauses)} answers, first {what} node {first.node!r}: {first.prompt}"
-        if not self.live:
+        if self.unanswered is not None:
+            reason += f" — {self.unanswered}"
+        elif not self.live:
             how = (
                 f"g.resume(result, answer) or g.resume({self.thread!r}, answer, pause={first.id!r})" if len(pauses) == 1
                 else "g.resume(result, {pause.id: answer, ...}) for the pauses in result.pauses"

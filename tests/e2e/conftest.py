@@ -64,6 +64,8 @@ def lab(tmp_path_factory):
         JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),
     )
     env.pop("NBGRAPH_AUTO_ANSWER", None)  # in the browser, the clicks answer
+    # and the views say hello from it: a run that did not hear it would give up on its pauses fast.
+    env["NBGRAPH_HEADLESS_WAIT"] = "2"
     # Start the notebook's kernel without asking (a fresh Lab would show a kernel dialog).
     tracker = home / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
     tracker.parent.mkdir(parents=True)

@@ -231,7 +231,7 @@ def test_branches_pauses_and_a_sub_graph_frame(lab, page):
     output = panel.locator('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stdout"]', has_text="RESULT")
     output.wait_for(timeout=TIMEOUT)
     # Both answers, in branch order (Kyoto's first) though Oslo's was given first.
-    assert output.inner_text().strip() == "RESULT done ['flights', 'hotels'] ['Kyoto: temples', 'Oslo: fjords'] guides"
+    assert output.inner_text().strip() == "RESULT done ['flights', 'hotels'] ['Kyoto: temples', 'Oslo: fjords'] guides True"
     fired = set(view.locator(".nbg-edge.nbg-fired").evaluate_all("els => els.map(e => e.dataset.edge || e.dataset.join)"))
     assert {
         "plan\u2192flights", "plan\u2192hotels", "flights\u2192gather", "hotels\u2192gather", "gather", "gather\u2192ask",
