@@ -358,6 +358,8 @@ class TestFailures:
 import asyncio, os, signal, threading
 from nbgraph import END, START, Graph, MemoryCheckpointer
 
+# As in a terminal or a kernel: a process started in the background inherits SIGINT ignored.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 started = threading.Event()
 
 async def hang(state):
