@@ -97,6 +97,28 @@ class TestOpenAIModel:
         assert roles == ["user", "assistant", "tool", "assistant"]
         assert result.state.messages[2].node == "agent"
 
+    async def test_tool_calls_after_the_last_round_are_not_run(self, server, model):
+        # A server that ignores "no tools": the reply's text stands, its calls are left out.
+        server.script(
+            ServerReply(tool_calls=[("get_weather", {"city": "Paris"})]),
+            ServerReply(text="Sunny in Paris.", tool_calls=[("get_weather", {"city": "Rome"})]),
+        )
+        seen = []
+        g = one_node(llm_node("Use tools.", model=model, tools=[get_weather], max_tool_rounds=1))
+        result = await g.ainvoke(ask("Weather?"), on_event=seen.append)
+        assert result.outcome == "done", result.reason
+        assert "tools" in server.requests[0] and "tools" not in server.requests[1]
+        assert [(m.role, m.content) for m in result.state.messages[2:]] == [
+            ("tool", "Sunny in Paris, 24 C"), ("assistant", "Sunny in Paris.")
+        ]
+        assert result.state.messages[-1].tool_calls == ()
+        assert [e.name for e in seen if e.type == "tool-call"] == ["get_weather"]
+        errors = [e.error for e in seen if e.type == "error"]
+        assert errors == [
+            "node 'agent' did not run the tool calls get_weather({\"city\": \"Rome\"}): the model was asked "
+            "for an answer without tools (its max_tool_rounds=1 were used up)"
+        ]
+
     def test_synchronous_invokes_reuse_the_models_connections(self, server):
         model = OpenAIModel("m", base_url=server.base_url, api_key=KEY, max_retries=0)
         g = one_node(llm_node("x", model=model))
@@ -401,6 +423,61 @@ class TestGuardrails:
         result = await one_node(llm_node("s", model=model, tools=[get_weather], max_tool_rounds=2)).ainvoke(ask("go"))
         assert result.outcome == "done"
         assert [c.tool_choice for c in model.calls] == ["auto", "auto", "none"] and model.calls[2].tools == ()
+
+    async def test_max_tool_rounds_hold_when_the_model_calls_tools_anyway(self):
+        ran = []
+
+        def t(x: int) -> int:
+            ran.append(x)
+            return x
+
+        # Text with the unrequested calls: the text is the answer, the calls are not run.
+        model = scripted(("", [("t", {"x": 0})]), ("Here is x.", [("t", {"x": 1}), ("t", {"x": 2})]))
+        result = await one_node(llm_node("s", model=model, tools=[t], max_tool_rounds=1)).ainvoke(ask("go"))
+        assert result.outcome == "done", result.reason
+        assert ran == [0] and [c.tool_choice for c in model.calls] == ["auto", "none"]
+        assert [(m.role, m.content) for m in result.state.messages] == [
+            ("user", "go"), ("assistant", ""), ("tool", "0"), ("assistant", "Here is x.")
+        ]
+        assert result.state.messages[-1].tool_calls == ()
+        # Recorded with the step, so the trace and the live view show it.
+        [note] = [e for e in result.history[0].events if e.type == "error"]
+        assert (note.type, note.node, note.error_type) == ("error", "agent", "ToolCallsNotRun")
+        assert note.error == (
+            "node 'agent' did not run the tool calls t({\"x\": 1}), t({\"x\": 2}): the model was asked "
+            "for an answer without tools (its max_tool_rounds=1 were used up)"
+        )
+
+        # Calls alone are no answer: nudged like an empty reply, then the model answers.
+        ran.clear()
+        model = scripted(("", [("t", {"x": 0})]), ("", [("t", {"x": 1})]), "done")
+        result = await one_node(llm_node("s", model=model, tools=[t], max_tool_rounds=1)).ainvoke(ask("go"))
+        assert result.outcome == "done" and ran == [0]
+        assert [c.tool_choice for c in model.calls] == ["auto", "none", "none"]
+        assert [m.role for m in result.state.messages] == ["user", "assistant", "tool", "user", "assistant"]
+        assert result.state.messages[3].content.startswith("No tools are available now, and the calls in your reply were not run.")
+
+        # A model that never stops calling: one round runs, then the run fails saying why.
+        ran.clear()
+        model = scripted(*[("", [("t", {"x": i})]) for i in range(6)], "ok")
+        result = await one_node(llm_node("s", model=model, tools=[t], max_tool_rounds=1)).ainvoke(ask("go"))
+        assert result.outcome == "failed" and ran == [0]
+        assert result.reason == (
+            "empty replies: node 'agent' got 4 empty replies from 'scripted' "
+            "(nudged 3 times; 4 only called tools, which were not run)"
+        )
+        assert [c.tool_choice for c in model.calls] == ["auto", "none", "none", "none", "none"]
+
+    async def test_a_node_without_tools_runs_no_tool_calls(self):
+        model = scripted(("Answer.", [("get_weather", {"city": "A"})]))
+        seen = []
+        result = await one_node(llm_node("s", model=model)).ainvoke(ask("go"), on_event=seen.append)
+        assert result.outcome == "done" and [m.role for m in result.state.messages] == ["user", "assistant"]
+        assert [e.type for e in seen if e.type in ("tool-call", "tool-result")] == []
+        assert [e.error for e in seen if e.type == "error"] == [
+            "node 'agent' did not run the tool calls get_weather({\"city\": \"A\"}): the model was asked "
+            "for an answer without tools (the node has no tools)"
+        ]
 
     async def test_required_until_distinct_tools_used(self):
         def other(x: int) -> int:

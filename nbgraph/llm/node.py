@@ -2,14 +2,15 @@
 
 One execution of the node is one agent turn: the prompt is the node's system prompt
 plus the conversation in ``state.messages``; the model may call tools for up to
-``max_tool_rounds`` rounds; the node returns the new messages (each assistant
-message stamped with the node's name) and whatever ``extract`` / ``output`` /
-``wrappers`` take from the final text. Budgets are checked before every call and
+``max_tool_rounds`` rounds (calls in a reply asked for without tools are never run);
+the node returns the new messages (each assistant message stamped with the node's
+name) and whatever ``extract`` / ``output`` / ``wrappers`` take from the final text. Budgets are checked before every call and
 charged with the tokens and cost the model reports.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -37,6 +38,7 @@ MAX_EMPTY_REPLIES = 3
 """Empty replies are nudged this many times; the next one fails the run."""
 
 EMPTY_REPLY_NUDGE = "Your reply was empty. Answer the request, or call one of the tools."
+NO_TOOLS_NUDGE = "No tools are available now, and the calls in your reply were not run. Answer the request in text."
 DUPLICATE_NOTE = "[skipped: duplicate call — the same tool with the same arguments already ran; its result is above]"
 WRAPPER_INSTRUCTIONS = (
     "End every reply with exactly one status tag: <done>what you finished</done> when the task "
@@ -88,7 +90,11 @@ def llm_node(
             have been used in the conversation (at least 2, at most the number of
             tools), then let the model answer freely.
         max_tool_rounds: rounds of tool calls per execution; after the last, the
-            model is asked for an answer without tools.
+            model is asked for an answer without tools. Tool calls in a reply to a
+            request without tools (this one, or ``tool_choice="none"``) are never run:
+            the reply's text stands as the answer, the calls are left out of the
+            conversation, and an ``error`` event in the step's events names them. A
+            reply with only such calls counts as empty and is nudged.
         extract: ``fn(final_text) -> dict`` merged into the state update.
         output: a pydantic model the final reply must be JSON for; its fields are
             merged into the update. Invalid JSON gets one repair request.
@@ -138,7 +144,11 @@ def llm_node(
             choice = tool_choice
             if threshold is not None and _distinct_tools(history, turn.new) < threshold:
                 choice = "required"
-            if rounds >= max_tool_rounds or not toolbox:
+            if not toolbox:
+                turn.no_tools = "the node has no tools"
+                choice = "none"
+            elif rounds >= max_tool_rounds:
+                turn.no_tools = f"its max_tool_rounds={max_tool_rounds} were used up"
                 choice = "none"
             reply = await turn.ask(request(choice))
             if not reply.tool_calls:
@@ -184,6 +194,8 @@ class _Turn:
         self.results: dict[str, str] = {}  # call key -> result of a successful call
         self.failed_last: set[str] = set()  # call keys that failed in the previous round
         self.empty = 0
+        self.dropped = 0  # replies whose tool calls were not run: no tools were offered
+        self.no_tools = "tool_choice='none'"  # why a request offers no tools, for the error event
         self.calls = 0  # model calls made in this turn
         self.streaming = 0  # the call whose text is streaming (0: none has streamed yet)
 
@@ -217,17 +229,34 @@ class _Turn:
             self.calls += 1
             reply = await self.model.complete(request, self._stream)
             ctx.add_usage(tokens=reply.tokens, cost=reply.cost, turns=1)
+            dropped = bool(reply.tool_calls) and request.tool_choice == "none"
+            if dropped:
+                # The model ignored "no tools": a cap such as max_tool_rounds must hold anyway.
+                self._drop(reply.tool_calls)
+                reply = dataclasses.replace(reply, tool_calls=())
             if reply.text.strip() or reply.tool_calls:
                 self.new.append(AssistantMessage(content=reply.text, tool_calls=reply.tool_calls, node=ctx.node))
                 return reply
             self.empty += 1
             if self.empty > MAX_EMPTY_REPLIES:
+                ignored = f"; {self.dropped} only called tools, which were not run" if self.dropped else ""
                 raise RunFailed(
                     f"empty replies: node {ctx.node!r} got {self.empty} empty replies from "
-                    f"{self.model.name!r} (nudged {MAX_EMPTY_REPLIES} times)"
+                    f"{self.model.name!r} (nudged {MAX_EMPTY_REPLIES} times{ignored})"
                 )
-            self.new.append(UserMessage(content=EMPTY_REPLY_NUDGE))
+            self.new.append(UserMessage(content=NO_TOOLS_NUDGE if dropped else EMPTY_REPLY_NUDGE))
             request = ChatRequest(messages=[*request.messages, self.new[-1]], tools=request.tools, tool_choice=request.tool_choice)
+
+    def _drop(self, calls: Sequence[Any]) -> None:
+        """Leave out the calls of a reply asked for without tools, and say so in an error event."""
+        self.dropped += 1
+        listed = ", ".join(f"{call.name}({_shortened(_arguments_text(call))})" for call in calls)
+        self.ctx.emit(
+            "error",
+            error=f"node {self.ctx.node!r} did not run the tool calls {listed}: the model was asked "
+            f"for an answer without tools ({self.no_tools})",
+            error_type="ToolCallsNotRun",
+        )
 
     async def run_tools(self, calls: Sequence[Any]) -> bool:
         """Run one batch of calls, completion tools last; True if a completion tool ran."""
@@ -285,6 +314,7 @@ class _Turn:
                 "Reply again with only the corrected JSON object."
             )
             self.new.append(repair)
+            self.no_tools = "a repair request offers none"
             await self.ask(request())
             try:
                 return _parse_output(output, self.final_text)
