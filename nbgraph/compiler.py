@@ -92,7 +92,7 @@ def compile_graph(graph: Graph, _within: tuple[str, ...] = ()) -> Plan:
     start = nodes.pop(START)
     return Plan(
         name=graph.name,
-        schema=Schema(graph.state),
+        schema=Schema(graph.state, identify=_identify_message),
         nodes=nodes,
         start=start,
         edges=tuple(graph.edges),
@@ -216,6 +216,14 @@ def _validate(
     if problems:
         raise GraphValidationError(str(graph.name), problems)
     return out
+
+
+def _identify_message(item: Any) -> Any:
+    """A dict state's message without an id as the message model ``MessagesState`` keeps."""
+    # Imported here: only a dict state given a plain message loads the LLM layer.
+    from .llm.messages import identify
+
+    return identify(item)
 
 
 def _subplans(graph: Graph, nodes: Mapping[str, NodeSpec], within: tuple[str, ...]) -> dict[str, Plan]:

@@ -122,15 +122,24 @@ def _reducer_of(metadata: list[Any]) -> Reducer | None:
 class Schema:
     """What the engine knows about one state type, resolved once per graph."""
 
-    __slots__ = ("model", "fields", "reducers", "_adapters", "_view_cls", "view")
+    __slots__ = ("model", "fields", "reducers", "_adapters", "_identify", "_view_cls", "view")
 
-    def __init__(self, state: type[pydantic.BaseModel] | type[dict] | None) -> None:
+    def __init__(
+        self,
+        state: type[pydantic.BaseModel] | type[dict] | None,
+        identify: Callable[[Any], Any] | None = None,
+    ) -> None:
+        """``identify(item)`` turns an item of a dict state's ``messages`` that has no id
+        (a plain string, an id-less dict) into the message with an id the state keeps,
+        as ``MessagesState``'s validation does; the builder passes it in."""
+        self._identify = None
         if state is None or state is dict:
             self.model: type[pydantic.BaseModel] | None = None
             self.fields: frozenset[str] | None = None
             # A dict state treats `messages` as a conversation, like MessagesState.
             self.reducers: dict[str, Reducer] = {"messages": append}
             self._adapters: dict[str, pydantic.TypeAdapter[Any]] = {}
+            self._identify = identify
             self.view: Callable[[Mapping[str, Any]], Any] = StateView
             return
         if not (isinstance(state, type) and issubclass(state, pydantic.BaseModel)):
@@ -182,6 +191,8 @@ class Schema:
             if not isinstance(data, Mapping):
                 raise InvalidUpdate(f"input must be a dict, got {type(data).__name__}")
             values = dict(data)
+            if self._identify is not None and "messages" in values:
+                values["messages"] = self._identified(values["messages"])
         else:
             if isinstance(data, self.model):
                 instance = data
@@ -215,6 +226,8 @@ class Schema:
                         field=key,
                     )
                 value = self._validate(key, value, node)
+            elif key == "messages" and self._identify is not None:
+                value = self._identified(value)
             reducer = reducers.get(key)
             if reducer is None:
                 new[key] = value
@@ -229,6 +242,17 @@ class Schema:
                         field=key,
                     ) from exc
         return new
+
+    def _identified(self, value: Any) -> Any:
+        """A dict state's ``messages`` value with an id on every message: a message gets
+        its id once, when it enters the state, so every later read sees the same one."""
+        identify = self._identify
+        assert identify is not None
+        if isinstance(value, (list, tuple, AppendLog)):
+            if not any(map(_lacks_id, value)):
+                return value
+            return [identify(item) if _lacks_id(item) else item for item in value]
+        return identify(value) if _lacks_id(value) else value
 
     def _validate(self, key: str, value: Any, node: str) -> Any:
         adapter = self._adapter(key)
@@ -266,6 +290,10 @@ class Schema:
     def decode(self, data: Mapping[str, Any]) -> dict[str, Any]:
         """Inverse of :meth:`encode`: restore field types from JSON (or take a stored field dict)."""
         return self.initial({k: list(v) if type(v) is AppendLog else v for k, v in data.items()})
+
+
+def _lacks_id(item: Any) -> bool:
+    return type(item) is str or (isinstance(item, Mapping) and item.get("id") is None)
 
 
 def _item_type(annotation: Any) -> Any:

@@ -621,6 +621,49 @@ class TestPrebuilt:
         assert [m.content for m in model.calls[0].messages] == ["s", "new question"]
         assert len(result.state.messages) == 4  # the state keeps everything
 
+    @pytest.mark.parametrize(
+        ("newest", "clean"),
+        [
+            ("clean newest", "clean newest"),
+            ("dirty\x00 newest", "dirty newest"),
+            ({"role": "user", "content": "dirty\x00 newest"}, "dirty newest"),
+        ],
+    )
+    async def test_input_guard_on_a_dict_state(self, newest, clean):
+        # A dict state's plain messages get their ids once, as they enter the state, so the
+        # guard's cleaned copy replaces the original and its window start is found.
+        model = scripted("ok")
+        g = Graph("guarded", model=model)
+        g.add_node("guard", input_guard(max_tokens=20))
+        g.add_node("agent", llm_node("hi"))
+        g.add_edge(START, "guard")
+        g.add_edge("guard", "agent")
+        g.add_edge("agent", END)
+        result = await g.ainvoke({"messages": ["old " * 200, newest]})
+        assert result.state["guard"]["dropped"] == 1
+        assert [m.content for m in model.calls[0].messages] == ["hi", clean]
+        messages = result.state["messages"]
+        assert [(type(m), m.content) for m in messages] == [
+            (UserMessage, "old " * 200), (UserMessage, clean), (AssistantMessage, "ok")
+        ]
+        assert result.state["guard"]["window_start"] == messages[1].id
+        assert [m.id for m in result.state_at(0)["messages"]] == [m.id for m in messages[:2]]
+
+    async def test_a_dict_states_plain_messages_keep_their_ids(self):
+        g = Graph("plain")
+        g.add_node("say", lambda s: {"messages": ["from a node", {"role": "assistant", "content": "a dict"}]})
+        g.add_node("read", lambda s: {"seen": [m.id for m in s.messages]})
+        g.add_edge(START, "say")
+        g.add_edge("say", "read")
+        g.add_edge("read", END)
+        result = await g.ainvoke({"messages": ["one"]})
+        assert [(m.role, m.content) for m in result.state["messages"]] == [
+            ("user", "one"), ("user", "from a node"), ("assistant", "a dict")
+        ]
+        assert result.state["seen"] == [m.id for m in result.state["messages"]]
+        kept = [{"id": "x", "text": "not a message"}, {"text": "no id, no message"}, 3]
+        assert (await g.ainvoke({"messages": kept})).state["messages"][:3] == kept  # left as they are
+
     def test_nudge_and_its_pure_condition(self):
         text_only = {"messages": [AssistantMessage(content="I think we're done")], "nudge_count": 0}
         assert needs_nudge(text_only)

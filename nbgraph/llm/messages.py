@@ -26,6 +26,7 @@ __all__ = [
     "UserMessage",
     "as_messages",
     "estimate_tokens",
+    "identify",
     "state_field",
     "to_openai",
     "window_start",
@@ -108,7 +109,8 @@ class MessagesState(pydantic.BaseModel):
 
 def as_messages(items: Iterable[Any]) -> list[Any]:
     """Messages from state: models pass through; dicts (a restored checkpoint) and
-    plain strings (a user's input) become models."""
+    plain strings become models. A graph's state gives every message its id when it
+    enters (:func:`identify`); an id-less item read here gets a new one each time."""
     out = []
     for item in items:
         if isinstance(item, _Message):
@@ -118,6 +120,18 @@ def as_messages(items: Iterable[Any]) -> list[Any]:
         else:
             out.append(_MESSAGE.validate_python(item))
     return out
+
+
+def identify(item: Any) -> Any:
+    """A message without an id as the model, with an id, that a dict state keeps (what
+    ``MessagesState`` stores): a plain string is a user message, a dict is validated;
+    anything else (a dict that is no message) is returned as it is."""
+    if isinstance(item, str):
+        return UserMessage(content=item)
+    try:
+        return _MESSAGE.validate_python(item)
+    except pydantic.ValidationError:
+        return item
 
 
 def state_field(state: Any, name: str) -> Any:
