@@ -48,6 +48,12 @@ __all__ = ["GraphMagics", "load_ipython_extension"]
 @argument("--max-same-node", type=int, default=40, help="most consecutive runs of one node (default 40)")
 @argument("--model", help="an expression for the default model of LLM nodes")
 @argument(
+    "--settle",
+    metavar="fail_fast|all",
+    help="when a parallel branch fails: cancel the others (fail_fast, the default) or let every branch finish (all)",
+)
+@argument("--max-concurrency", metavar="N", help="most parallel branches that run at once (default: all of them)")
+@argument(
     "--checkpointer",
     help="memory, sqlite:PATH, redis://HOST:PORT/DB, or an expression naming a checkpointer",
 )
@@ -71,7 +77,8 @@ _GRAPH_DOC = """Define, run and inspect nbgraph graphs.
 Cell magic -- define a graph (the edges are the diagram)::
 
     %%graph NAME [--state MODEL] [--max-steps N] [--on-max-steps return_last|raise|flag]
-                 [--max-same-node N] [--model EXPR] [--checkpointer SPEC]
+                 [--max-same-node N] [--model EXPR] [--settle fail_fast|all]
+                 [--max-concurrency N] [--checkpointer SPEC]
     START -> research
     research -> analyze if state.has_findings   # the condition text is the label
     research -> summarize                       # fallback: first match wins
@@ -94,6 +101,17 @@ Run ``%graph help`` or ``%%graph --help`` for the cell options.
 def _wants_help(line: str) -> bool:
     # magic_arguments parsers have no --help of their own; answer it before parsing.
     return any(word in ("-h", "--help") for word in line.split())
+
+
+def _positive(text: str, what: str) -> int:
+    """``text`` as an integer of at least 1, or a usage error that says ``what`` it is for."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UsageError(f"{what} must be a positive integer, got {text!r}")
+    return value
 
 
 def _split_option(rest: str, option: str) -> tuple[str, str | None]:
@@ -143,6 +161,12 @@ class GraphMagics(Magics):
             options["state"] = self._lookup(args.state, "--state")
         if args.model:
             options["model"] = self._eval(args.model, "--model")
+        if args.settle is not None:
+            if args.settle not in ("fail_fast", "all"):
+                raise UsageError(f"%%graph {args.name}: --settle must be fail_fast or all, got {args.settle!r}")
+            options["settle"] = args.settle
+        if args.max_concurrency is not None:
+            options["max_concurrency"] = _positive(args.max_concurrency, f"%%graph {args.name}: --max-concurrency")
         if args.checkpointer:
             options["checkpointer"] = self._checkpointer(args.checkpointer)
         nodes = {**self.nodes.get(None, {}), **self.nodes.get(args.name, {})}

@@ -68,6 +68,52 @@ class TestGraphCell:
 
         assert isinstance(shell.user_ns["durable"].checkpointer, SQLiteCheckpointer)
 
+    def test_settle_and_max_concurrency(self, shell):
+        run(shell, """
+import asyncio
+running, most = [], [0]
+
+def arm(name):
+    async def work(state):
+        running.append(name)
+        most[0] = max(most[0], len(running))
+        await asyncio.sleep(0.01)
+        running.remove(name)
+        if name == "b":
+            raise ValueError("b broke")
+        return {name: True}
+    return work
+
+fan = lambda state: None
+a, b, c = arm("a"), arm("b"), arm("c")
+""")
+        arms = "START -> fan -> a & b & c\na -> END\nb -> END\nc -> END\n"
+        shell.run_cell_magic("graph", "arms --settle all --max-concurrency 1", arms)
+        graph = shell.user_ns["arms"]
+        assert (graph.settle, graph.max_concurrency) == ("all", 1)
+        result = graph.invoke({})
+        assert result.outcome == "done", result.reason
+        assert (result.state.get("a"), result.state.get("c")) == (True, True)  # b's failure kept the others
+        assert [s.error for s in result.history if s.node == "b"] == ["ValueError: b broke"]
+        assert shell.user_ns["most"] == [1]
+        shell.run_cell_magic("graph", "arms", arms)
+        assert (shell.user_ns["arms"].settle, shell.user_ns["arms"].max_concurrency) == ("fail_fast", None)
+        assert shell.user_ns["arms"].invoke({}).outcome == "failed"
+
+    @pytest.mark.parametrize(
+        ("options", "message"),
+        [
+            ("--settle sometimes", "%%graph g: --settle must be fail_fast or all, got 'sometimes'"),
+            ("--max-concurrency 0", "%%graph g: --max-concurrency must be a positive integer, got '0'"),
+            ("--max-concurrency two", "%%graph g: --max-concurrency must be a positive integer, got 'two'"),
+            ("--max-concurrency 1.5", "%%graph g: --max-concurrency must be a positive integer, got '1.5'"),
+        ],
+    )
+    def test_bad_settle_or_max_concurrency_names_the_option_and_the_cell(self, shell, capsys, options, message):
+        result = run(shell, f"%%graph g {options}\nSTART -> research -> END\n")
+        assert result.error_in_exec is not None and "g" not in shell.user_ns
+        assert message in capsys.readouterr().err
+
     def test_rerunning_with_changed_routing_takes_the_new_path(self, shell):
         shell.run_cell_magic("graph", "g", GRAPH)
         first = shell.user_ns["g"]
@@ -95,6 +141,7 @@ class TestGraphCell:
         run(shell, "%%graph --help\nSTART -> research\n")
         out = capsys.readouterr().out
         assert "--max-steps" in out and "--checkpointer" in out
+        assert "--settle fail_fast|all" in out and "--max-concurrency N" in out
         run(shell, "%graph help")
         assert "%graph route NAME FROM [STATE]" in capsys.readouterr().out
 
