@@ -8,7 +8,8 @@ from typing import Annotated
 
 import pydantic
 
-from nbgraph import END, START, Graph, Send, append, parse_ndjson
+from nbgraph import END, START, Goto, Graph, Send, append, parse_ndjson
+from nbgraph.export import find_problems
 
 
 class Items(pydantic.BaseModel):
@@ -68,7 +69,7 @@ class TestDag:
 
     def test_a_sub_graph_node_holds_its_graph(self):
         dag = shaped_graph().to_dag()
-        assert dag["version"] == "1.2"
+        assert dag["version"] == "1.3"
         research = next(node for node in dag["nodes"] if node["id"] == "research")
         assert research["kind"] == "graph"
         inner = research["graph"]
@@ -204,3 +205,85 @@ def test_ndjson_carries_path_and_branch_on_every_event():
     }
     parsed = list(parse_ndjson(text))
     assert [event.type for event in parsed] == [line["type"] for line in lines]
+
+
+def found(problems):
+    return sorted((p["kind"], p.get("node") or (p["edge"]["from"], p["edge"]["to"])) for p in problems)
+
+
+class TestProblems:
+    def test_unreachable_nodes_and_loops_with_no_way_to_end(self):
+        g = Graph("loops", state=Items)
+        for name in ("a", "b", "c", "lost"):
+            g.add_node(name, noop)
+        g.add_edge(START, "a")
+        g.add_edge("a", "b", when=lambda s: True, label="go")
+        g.add_edge("a", END)
+        g.add_edge("b", "c")
+        g.add_edge("c", "b")  # b and c only lead to each other
+        g.add_edge("lost", END)
+        dag = g.to_dag()
+        assert dag["version"] == "1.3"
+        assert found(dag["problems"]) == [("no-way-out", "b"), ("no-way-out", "c"), ("unreachable", "lost")]
+        message = next(p["message"] for p in dag["problems"] if p.get("node") == "b")
+        assert message == "no path from node 'b' reaches END: a run that gets there goes round until max_steps (it can go to 'c')"
+
+    def test_a_graph_still_being_built_shows_what_compile_would_refuse(self):
+        g = Graph("building", state=Items)
+        g.add_node("a", noop)
+        g.add_node("stuck", noop)
+        g.add_node("route", noop)
+        g.add_edge(START, "a")
+        g.add_edge("a", "tpyo")
+        g.add_edge("a", "stuck")
+        g.add_router("route", lambda s: "nowhere", targets=["nowhere", END])
+        assert found(find_problems(g)) == [
+            ("no-way-out", "stuck"), ("unknown-node", ("a", "tpyo")), ("unknown-node", ("route", "nowhere")),
+            ("unreachable", "route"),
+        ]
+        assert "an edge leads to 'tpyo', which is not a node of graph 'building'" in str(find_problems(g))
+
+    def test_a_node_that_may_return_end_has_a_way_out(self):
+        from nbgraph import End
+
+        g = Graph("ender", state=Items)
+        g.add_node("loop", lambda s: End() if s.done else {"done": ["x"]})
+        g.add_edge(START, "loop")
+        g.add_edge("loop", "loop")
+        assert find_problems(g) == []
+        g.add_node("loop", lambda s: {"done": ["x"]}, replace=True)
+        assert found(find_problems(g)) == [("no-way-out", "loop")]
+
+    def test_a_goto_that_may_go_anywhere_hides_what_it_could_make_wrong(self):
+        g = Graph("free", state=Items)
+        g.add_node("a", lambda s: Goto("b"))
+        g.add_node("b", noop)
+        g.add_edge(START, "a")
+        g.add_edge("a", END)
+        g.add_edge("b", "b")
+        assert find_problems(g) == []
+        g.add_node("a", lambda s: Goto("b"), destinations=["b"], replace=True)
+        assert found(find_problems(g)) == [("no-way-out", "b")]
+
+    def test_an_approval_may_end_the_run_and_every_level_has_its_list(self):
+        g = Graph("checked", state=Items)
+        g.add_node("ask", noop, approval=True)
+        g.add_node("research", inner_graph())
+        g.add_edge(START, "research")
+        g.add_edge("research", "ask")
+        g.add_edge("ask", "ask")  # a denial ends the run
+        dag = g.to_dag()
+        assert dag["problems"] == []
+        assert dag["nodes"][2]["graph"]["problems"] == []
+
+    def test_problems_given_for_a_sub_graph_go_to_its_level(self):
+        given = [
+            {"kind": "condition-raised", "edge": {"from": "a", "to": "b"}, "message": "boom", "path": "research"},
+            {"kind": "router-raised", "node": "plan", "message": "bang", "path": ""},
+        ]
+        from nbgraph.export import to_dag
+
+        dag = to_dag(shaped_graph(), problems=given)
+        research = next(node for node in dag["nodes"] if node["id"] == "research")
+        assert research["graph"]["problems"] == [{"kind": "condition-raised", "edge": {"from": "a", "to": "b"}, "message": "boom"}]
+        assert dag["problems"] == [{"kind": "router-raised", "node": "plan", "message": "bang"}]

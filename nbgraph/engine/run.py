@@ -104,6 +104,27 @@ class RunResult:
         """DAG JSON with ``fired`` marked on the edges this run took."""
         return to_dag(self._run.plan, self.history)
 
+    def inspect(self, step: int | Step) -> Any:
+        """One step seen whole (an :class:`~nbgraph.inspect.Inspection`): the state it saw, its
+        update as a diff, every edge out of its node with its condition's value, tokens, cost,
+        time, LLM messages. ``step`` is a step number or a record of ``history``; no node runs."""
+        from ..inspect import inspect_step
+
+        return inspect_step(self, step)
+
+    def replay(self) -> Any:
+        """The run as frames to scrub through (a :class:`~nbgraph.replay.Replay`); no node runs."""
+        from ..replay import Replay
+
+        return Replay.from_result(self)
+
+    def problems(self) -> list[Any]:
+        """Conditions, maps and routers that raised, and nodes no edge out of matched, in this run."""
+        from ..inspect import run_problems
+
+        return run_problems(self)
+
+
     def __repr__(self) -> str:
         reason = f" ({self.reason})" if self.reason else ""
         return f"<RunResult {self.outcome}{reason}: {self._run.recorded} steps, thread {self.thread!r}>"
