@@ -16,16 +16,13 @@ or of an NDJSON trace (``replay.inspect(frame)``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
 
 import pydantic
 
 from .checkpoint.memory import MemoryCheckpointer
-from .engine.calls import replay as fold_record
-from .engine.calls import shares_state
-from .engine.context import Context
+from ._timeline import Walk, describe, entries, fold_entry, payload_branch, record_key, routing_ctx
 from .export import routing_problems
 from .history import Step
 from .plan import FirstMatch, Plan, RoutedBy
@@ -281,236 +278,10 @@ def _json(value: Any) -> Any:
     return to_jsonable(value, strict=False)
 
 
-# -- a level's records, folded -------------------------------------------------------------
-
-
-class _Entry(NamedTuple):
-    """A record at one level, with the steps of the sub-graph it ran (before it in the history)."""
-
-    record: Step
-    inner: tuple[Step, ...] = ()
-
-
-def _entries(records: Sequence[Step], prefix: str) -> list[_Entry]:
-    """The records at the level under ``prefix``, each with its sub-graph's records.
-
-    A sub-graph's records come before the record of the node that ran it; branches
-    running sub-graphs at once may interleave theirs, so each goes to its own node by
-    path and branch.
-    """
-    cut = len(prefix)
-    out: list[_Entry] = []
-    pending: list[Step] = []
-    for record in records:
-        if "/" in record.path[cut:]:
-            pending.append(record)
-            continue
-        inner: tuple[Step, ...] = ()
-        if pending:
-            mine = [r for r in pending if _inside(r, record)]
-            if mine:
-                inner = tuple(mine)
-                pending = [r for r in pending if not _inside(r, record)]
-        out.append(_Entry(record, inner))
-    return out
-
-
-def _inside(record: Step, container: Step) -> bool:
-    if not record.path.startswith(container.path + "/"):
-        return False
-    own = container.branch
-    return own is None or record.branch == own or (record.branch or "").startswith(own + "/")
-
-
-def _group(entries: Sequence[_Entry], own: str | None) -> list[list[int]]:
-    """The supersteps of a level's entries, as lists of indexes.
-
-    A store keeps a superstep's records together; a history without one does not, so
-    they are told apart here: a superstep's branches have consecutive steps and distinct
-    branch ids other than the level's own, and none of them runs where another one's
-    edge led.
-    """
-    groups: list[list[int]] = []
-    current: list[int] = []
-    ids: set[str] = set()
-    for i, entry in enumerate(entries):
-        record = entry.record
-        branch = record.branch
-        if (
-            current
-            and branch is not None
-            and branch != own
-            and branch not in ids
-            and record.step == entries[current[-1]].record.step + 1
-            and not any(_feeds(entries[j].record, record) for j in current)
-        ):
-            current.append(i)
-            ids.add(branch)
-            continue
-        if current:
-            groups.append(current)
-        current = [i]
-        ids = {branch} if branch is not None and branch != own else set()
-        if not ids:
-            groups.append(current)
-            current = []
-    if current:
-        groups.append(current)
-    return groups
-
-
-def _feeds(earlier: Step, record: Step) -> bool:
-    """Whether ``record`` runs where ``earlier``'s edge led as a new branch (so in a later superstep)."""
-    edge = earlier.edge
-    if edge is None or record.node not in edge.targets or record.branch is None:
-        return False
-    last = record.branch.rpartition("/")[2]
-    return len(edge.targets) > 1 or last == record.node or last.startswith(record.node + "[")
-
-
-def _fold(plan: Plan, values: dict[str, Any], entry: _Entry) -> dict[str, Any]:
-    """The values after ``entry``'s step: a shared sub-graph's steps, then the node's update and edit."""
-    record = entry.record
-    if record.error is not None:
-        return values
-    if entry.inner:
-        node = plan.nodes.get(record.node)
-        if node is not None and node.subplan is not None and node.spec.input is None:
-            cut = len(record.path) + 1
-            for inner in entry.inner:
-                if inner.error is None and shares_state(node.subplan, inner.path[cut:]):
-                    values = fold_record(plan.schema, values, inner)
-    return fold_record(plan.schema, values, record)
-
-
-class _Walk:
-    """A level's entries folded from the state it began with: for each, the state its
-    node saw (its superstep's start) and the state routing saw (its superstep's end)."""
-
-    def __init__(
-        self,
-        plan: Plan,
-        records: Sequence[Step],
-        values: dict[str, Any],
-        *,
-        prefix: str = "",
-        own: str | None = None,
-        whole: bool = False,
-        before: Sequence[Step] = (),
-        missing: Sequence[str] = (),
-    ) -> None:
-        """``whole``: the records are one superstep (from a checkpoint); ``before``: the records
-        of the superstep before them (where a map's items came from)."""
-        self.plan = plan
-        self.prefix = prefix
-        self.missing = list(missing)
-        self.entries = _entries(records, prefix)
-        groups = [list(range(len(self.entries)))] if whole else _group(self.entries, own)
-        n = len(self.entries)
-        self.seen: list[dict[str, Any]] = [values] * n
-        self.routing: list[dict[str, Any]] = [values] * n
-        self.groups: list[list[int]] = [[]] * n
-        self.previous: list[Sequence[Step]] = [before] * n
-        prior: Sequence[Step] = before
-        for group in groups:
-            base = values
-            for i in group:
-                self.seen[i] = base
-                values = _fold(plan, values, self.entries[i])
-            members = [self.entries[i].record for i in group]
-            for i in group:
-                self.routing[i] = values
-                self.groups[i] = group
-                self.previous[i] = prior
-            prior = members
-        self.values = values
-
-    def find(self, target: Step) -> tuple[int, bool] | None:
-        """Where ``target`` is: its entry, and whether it is inside that entry's sub-graph."""
-        key = _key(target)
-        for i, entry in enumerate(self.entries):
-            if entry.record is target or _key(entry.record) == key:
-                return i, False
-            if any(inner is target or _key(inner) == key for inner in entry.inner):
-                return i, True
-        return None
-
-    def descend(self, i: int) -> _Walk:
-        """The walk of the sub-graph entry ``i`` ran, from the state it began with."""
-        entry = self.entries[i]
-        record = entry.record
-        node = self.plan.nodes[record.node]
-        subplan = node.subplan
-        assert subplan is not None
-        missing = list(self.missing)
-        seen = self.seen[i]
-        if node.spec.input is None:
-            values = dict(seen)
-        else:
-            known, payload = self.payload(i)
-            try:
-                if known:
-                    given = payload
-                elif _payload_branch(record):
-                    raise LookupError("the payload its node was sent is not recorded")
-                else:
-                    given = self.plan.schema.view(seen)
-                values = subplan.schema.initial(node.spec.input(given))
-            except Exception as exc:
-                missing.append(f"the state sub-graph {record.path!r} began with could not be rebuilt ({_text(exc)}); it is shown from its own steps' updates only")
-                values = {}
-        return _Walk(subplan, entry.inner, values, prefix=record.path + "/", own=record.branch, missing=missing)
-
-    def payload(self, i: int) -> tuple[bool, Any]:
-        """The item a map gave entry ``i``'s node (known, value); a ``Send``'s payload is not recorded."""
-        record = self.entries[i].record
-        match = _INDEX.search(record.branch or "")
-        if match is None or not record.branch or not record.branch.rpartition("/")[2].startswith(record.node + "["):
-            return False, None
-        index = int(match.group(1))
-        for source in self.previous[i]:
-            edge = source.edge
-            if edge is None or record.node not in edge.targets or edge.label == "send":
-                continue
-            node = self.plan.nodes.get(source.node)
-            owner = getattr(node.decide, "__self__", None) if node is not None else None
-            if not isinstance(owner, FirstMatch):
-                continue
-            for candidate in owner.candidates:
-                if candidate.each is not None and candidate.target == record.node and candidate.label == edge.label:
-                    view = self.plan.schema.view(self.seen[i])
-                    ctx = _ctx(self.plan, source) if candidate.each_ctx else None
-                    try:
-                        items = list(candidate.each(view, ctx) if candidate.each_ctx else candidate.each(view))
-                    except Exception:
-                        return False, None
-                    return (True, items[index]) if index < len(items) else (False, None)
-        return False, None
-
-
-_INDEX = re.compile(r"\[(\d+)\]$")
-
-
-def _payload_branch(record: Step) -> bool:
-    return bool(record.branch) and record.branch.rpartition("/")[2].startswith(record.node + "[")  # type: ignore[union-attr]
-
-
-def _key(record: Step) -> tuple[Any, ...]:
-    return (record.path, record.branch, record.step, record.node, record.visit, record.started)
-
-
-def _ctx(plan: Plan, record: Step) -> Context:
-    return Context(None, plan, record.node, record.step, record.visit, record.path, record.branch)
-
-
-def _text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
-
-
 # -- building an inspection ------------------------------------------------------------------
 
 
-def _inspect(walk: _Walk, target: Step, thread: str | None, missing: Sequence[str] = ()) -> Inspection:
+def _inspect(walk: Walk, target: Step, thread: str | None, missing: Sequence[str] = ()) -> Inspection:
     found = walk.find(target)
     if found is None:
         raise ValueError(f"step {target.step} at {target.path!r} is not among the records read")
@@ -523,10 +294,10 @@ def _inspect(walk: _Walk, target: Step, thread: str | None, missing: Sequence[st
     seen = walk.seen[i]
     # (The walk's own fold, when the step was alone: an append field then shares its
     # backing list with the state before, and its diff costs the items appended.)
-    after = walk.routing[i] if len(walk.groups[i]) == 1 else _fold(plan, seen, entry)
+    after = walk.routing[i] if len(walk.groups[i]) == 1 else fold_entry(plan, seen, entry)
     notes = [*walk.missing, *missing]
     has_payload, payload = False, None
-    if _payload_branch(record):
+    if payload_branch(record):
         has_payload, payload = walk.payload(i)
         if not has_payload:
             notes.append(
@@ -596,7 +367,7 @@ def _candidates(
         return [], []
     path = prefix[:-1]
     view = plan.schema.view(values)
-    ctx = _ctx(plan, record) if node.wants_ctx else None
+    ctx = routing_ctx(plan, record) if node.wants_ctx else None
     edge = record.edge
     command = edge is not None and edge.label in _COMMANDS
     out: list[Candidate] = []
@@ -616,7 +387,7 @@ def _candidates(
                     try:
                         value = holds = bool(c.when(view, ctx) if c.takes_ctx else c.when(view))
                     except Exception as exc:
-                        error = _text(exc)
+                        error = describe(exc)
                         problems.append(Problem(
                             kind="condition-raised", edge={"from": record.node, "to": c.target}, path=path,
                             message=f"the condition of edge {record.node} -> {c.target} [{c.label}] raised {error}",
@@ -625,7 +396,7 @@ def _candidates(
                     try:
                         items = len(list(c.each(view, ctx) if c.each_ctx else c.each(view)))
                     except Exception as exc:
-                        error = _text(exc)
+                        error = describe(exc)
                         problems.append(Problem(
                             kind="map-raised", edge={"from": record.node, "to": c.target}, path=path,
                             message=f"the map of edge {record.node} -> {c.target} [{c.label}] raised {error}",
@@ -647,7 +418,7 @@ def _candidates(
             try:
                 returned = owner.fn(view, ctx) if owner.takes_ctx else owner.fn(view)
             except Exception as exc:
-                error = _text(exc)
+                error = describe(exc)
             else:
                 if not isinstance(returned, str) or returned not in owner.valid:
                     error = f"returned {returned!r}, which is not one of its targets: {', '.join(owner.valid)}"
@@ -766,22 +537,24 @@ def inspect_step(
         raise TypeError(f"cannot inspect {type(source).__name__}: give a RunResult, a Run, a Replay or a thread id")
     plan = run.plan
     store = walker.persistence.store
-    top, target = _top(at, walker.history)
+    history = walker.history
+    if isinstance(at, Step) and "/" in at.path and not any(r is at or record_key(r) == record_key(at) for r in history):
+        history = walker.full_history()  # a step of an earlier run of the thread
+    top, target = _top(at, history)
     if store is not None:
         found = _stored(plan, store, run.thread, top, target)
         if found is not None:
             return found
     records = walker.history
     if walker.input is not None:
-        walk = _Walk(plan, records, walker.input)
+        walk = Walk(plan, records, walker.input)
     else:
         # A resumed run's step that is not in the store (it failed): from the checkpoint before it.
-        entries = _entries(records, "")
-        mine = [e for e in entries if e.record.step == top]
+        mine = [e for e in entries(records, "") if e.record.step == top]
         if not mine or store is None:
             raise ValueError(_no_step(run, top))
         base = _before(store, run.thread, top)
-        walk = _Walk(plan, [*mine[-1].inner, mine[-1].record], _values(store, plan, base), whole=True)
+        walk = Walk(plan, [*mine[-1].inner, mine[-1].record], _values(store, plan, base), whole=True)
     if target is None:
         target = _record_at(walk, top)
         if target is None:
@@ -805,9 +578,9 @@ def _top(at: int | Step, history: Sequence[Step] | None) -> tuple[int, Step | No
             return at.step, at
         if history is None:
             raise ValueError(f"give a step number of the thread's graph, not a record inside sub-graph {at.path!r}")
-        key = _key(at)
+        key = record_key(at)
         for i, record in enumerate(history):
-            if record is at or _key(record) == key:
+            if record is at or record_key(record) == key:
                 container = next((r for r in history[i + 1 :] if "/" not in r.path), None)
                 if container is None:
                     raise ValueError(f"the sub-graph step at {at.path!r} has no finished node in this run's history")
@@ -820,7 +593,7 @@ def _top(at: int | Step, history: Sequence[Step] | None) -> tuple[int, Step | No
     return at, None
 
 
-def _record_at(walk: _Walk, step: int) -> Step | None:
+def _record_at(walk: Walk, step: int) -> Step | None:
     for entry in reversed(walk.entries):
         if entry.record.step == step:
             return entry.record
@@ -852,7 +625,7 @@ def _stored(plan: Plan, store: Checkpointer, thread: str, step: int, target: Ste
     first = min(r.step for r in records if "/" not in r.path)
     base = _before(store, thread, first)
     before = [r for r in base.steps if "/" not in r.path] if base is not None else []
-    walk = _Walk(plan, records, _values(store, plan, base), whole=True, before=before)
+    walk = Walk(plan, records, _values(store, plan, base), whole=True, before=before)
     if target is None:
         target = _record_at(walk, step)
         if target is None:

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .engine.calls import replay as fold_record
 from .engine.calls import shares_state
 from .history import FiredEdge, Step
-from .inspect import Inspection, _inspect, _plan, _stored, _top, _values, _Walk, inspect_step
+from ._timeline import Walk, record_key
+from .inspect import Inspection, _inspect, _plan, _stored, _top, _values, inspect_step
 from .names import START
 from .plan import Plan
 from .reducers import AppendLog, append
@@ -115,7 +116,7 @@ class Replay:
         self._origin = origin
         self._known = known
         self._input = dict(values)
-        self._walk: _Walk | None = None
+        self._walk: Walk | None = None
         self.frames = tuple(self._frames(plan, self.records, self._input, known))
 
     # -- sources --------------------------------------------------------------------------
@@ -230,9 +231,9 @@ class Replay:
             ValueError: no record of the run is that step.
         """
         if isinstance(at, Step):
-            key = _key(at)
+            key = record_key(at)
             for i, record in enumerate(self.records):
-                if record is at or _key(record) == key:
+                if record is at or record_key(record) == key:
                     return i + 1
             raise ValueError(f"step {at.step} at {at.path!r} is not a record of this replay")
         top, _ = _top(at, None)
@@ -267,7 +268,7 @@ class Replay:
             if found is not None:
                 return found
         if self._walk is None:
-            self._walk = _Walk(self.plan, self.records, self._input)
+            self._walk = Walk(self.plan, self.records, self._input)
         return _inspect(self._walk, record, self.thread, self.missing)
 
     def to_json(self, *, states: bool = False) -> dict[str, Any]:
@@ -340,10 +341,6 @@ def replay(source: Any, *, checkpointer: Checkpointer | None = None, graph: Any 
 # -- helpers ---------------------------------------------------------------------------------
 
 _NO_GRAPH = "no graph was given: updates fold as a dict state's would, and the inspector shows no edges"
-
-
-def _key(record: Step) -> tuple[Any, ...]:
-    return (record.path, record.branch, record.step, record.node, record.visit, record.started)
 
 
 def _loose(name: str) -> Plan:

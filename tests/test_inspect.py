@@ -285,6 +285,21 @@ class TestPeopleAndFailures:
             assert seen.input["version"] == 1 and seen.change.fields == []
             assert seen.routed_on == "none" and [c.holds for c in seen.candidates] == [None, None]
 
+    def test_a_resumed_run_that_failed_again_shows_the_step_the_store_never_kept(self, tmp_path):
+        g = Graph("again", state=Doc)
+        g.add_node("first", lambda s: {"version": 1, "notes": ["first"]})
+        g.add_node("fails", lambda s: {}["missing"])
+        g.add_edge(START, "first")
+        g.add_edge("first", "fails")
+        g.add_edge("fails", END)
+        store = SQLiteCheckpointer(tmp_path / "runs.db")
+        failed = g.invoke({}, checkpointer=store)
+        again = g.resume(failed, checkpointer=store)
+        assert again.outcome == "failed"
+        seen = again.inspect(2)
+        assert seen.error.startswith("KeyError") and seen.input["notes"] == ["first"]
+        assert again.inspect(1).change.appended == {"notes": ["first"]}  # an earlier run's step, from the store
+
     def test_a_condition_that_failed_the_run_is_a_problem_of_the_step_the_run_and_the_drawing(self):
         g = Graph("broken", state=Doc)
         g.add_node("a", lambda s: {"version": 1})
