@@ -1,5 +1,5 @@
 // The graph as SVG: nodes, edges with condition labels, frames for sub-graphs, run state as CSS classes.
-import { END, FRAME_HEAD, START, edgeLabel, isFrame, nodeTitle, progressLabel } from "./layout.js";
+import { END, FRAME_HEAD, FRAME_LABEL_X, LABEL_X, START, badgesOf, edgeLabel, isFrame, nodeTitle, progressLabel } from "./layout.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const JOIN_GAP = 8; // the join bar sits this far above the node the arms meet at
@@ -24,15 +24,6 @@ function pathOf(points) {
   return `${d} L${last.x},${last.y}`;
 }
 
-function badgesOf(node) {
-  const badges = [];
-  // Glyphs from the basic symbol blocks, which every desktop font covers (emoji are not).
-  if (node.kind === "llm") badges.push(["LLM", "llm", "LLM node"]);
-  if (node.tools && node.tools.length) badges.push([`\u2699${node.tools.length}`, "tools", `tools: ${node.tools.join(", ")}`]);
-  if (node.approval) badges.push(["\u2713", "approval", "asks for approval"]);
-  return badges;
-}
-
 function describe(node, badges) {
   const parts = [nodeTitle(node.id), ...badges.map((badge) => badge[2])];
   if (node.map) parts.push("runs once per item (a branch each)");
@@ -46,6 +37,8 @@ function describe(node, badges) {
 
 /**
  * Draw a laid-out graph into a fresh <svg>; returns it with lookups for updates.
+ * Everything drawn sits in one group, `scene`, which the view moves and scales to zoom and
+ * pan; each node's entry keeps its `box` in the drawing's coordinates (frames' insides too).
  * Labels are set with textContent: node names and conditions may be model text.
  * `onToggle(path)` is called when a frame is clicked, or Enter / Space pressed on it.
  */
@@ -56,6 +49,8 @@ export function drawGraph(laid, uid, { onToggle = () => {} } = {}) {
     height: Math.ceil(laid.height),
     viewBox: `0 0 ${Math.ceil(laid.width)} ${Math.ceil(laid.height)}`,
     role: "group",
+    "data-width": Math.ceil(laid.width),
+    "data-height": Math.ceil(laid.height),
   });
   const defs = svg("defs");
   for (const [id, cls] of [["arrow", "nbg-arrowhead"], ["arrow-fired", "nbg-arrowhead nbg-arrowhead-fired"]]) {
@@ -66,12 +61,16 @@ export function drawGraph(laid, uid, { onToggle = () => {} } = {}) {
     defs.appendChild(marker);
   }
   root.appendChild(defs);
-  const drawing = { root, nodeEls: new Map(), edgeEls: new Map(), joinEls: new Map(), onToggle };
-  drawLevel(root, laid, drawing, uid);
+  const scene = svg("g", { class: "nbg-scene" });
+  root.appendChild(scene);
+  const drawing = {
+    root, scene, width: laid.width, height: laid.height, nodeEls: new Map(), edgeEls: new Map(), joinEls: new Map(), onToggle,
+  };
+  drawLevel(scene, laid, drawing, uid, { x: 0, y: 0 });
   return drawing;
 }
 
-function drawLevel(parent, laid, drawing, uid) {
+function drawLevel(parent, laid, drawing, uid, origin) {
   const edgeLayer = svg("g", { class: "nbg-edges" });
   for (const edge of laid.edges) {
     let style = edge.goto ? " nbg-goto" : edge.unconditional && !edge.each ? " nbg-unconditional" : "";
@@ -116,11 +115,11 @@ function drawLevel(parent, laid, drawing, uid) {
   }
   parent.appendChild(edgeLayer);
   const nodeLayer = svg("g", { class: "nbg-nodes" });
-  for (const node of laid.nodes) nodeLayer.appendChild(drawNode(node, drawing, uid));
+  for (const node of laid.nodes) nodeLayer.appendChild(drawNode(node, drawing, uid, origin));
   parent.appendChild(nodeLayer);
 }
 
-function drawNode(node, drawing, uid) {
+function drawNode(node, drawing, uid, origin) {
   const terminal = node.id === START || node.id === END;
   const frame = isFrame(node);
   const open = Boolean(node.inner);
@@ -140,7 +139,7 @@ function drawNode(node, drawing, uid) {
   }
   const box = svg("rect", { width: node.width, height: node.height, rx: terminal ? node.height / 2 : 8, class: "nbg-node-box" });
   const labelY = open ? FRAME_HEAD / 2 + 5 : node.height / 2 + 4;
-  const text = svg("text", { x: 12, y: labelY, class: "nbg-node-label" });
+  const text = svg("text", { x: LABEL_X, y: labelY, class: "nbg-node-label" });
   if (terminal) {
     text.setAttribute("x", node.width / 2);
     text.setAttribute("text-anchor", "middle");
@@ -155,7 +154,7 @@ function drawNode(node, drawing, uid) {
     });
     const glyph = svg("text", { x: 10, y: labelY, class: "nbg-frame-glyph" });
     glyph.textContent = open ? "\u25BE" : "\u25B8";
-    text.setAttribute("x", 24);
+    text.setAttribute("x", FRAME_LABEL_X);
     handle.append(box, glyph, text);
     handle.addEventListener("click", (event) => {
       event.stopPropagation();
@@ -173,8 +172,7 @@ function drawNode(node, drawing, uid) {
   }
   let bx = node.width - 8;
   const badgeY = open ? FRAME_HEAD / 2 : node.height / 2;
-  for (const [label, kind] of badges.reverse()) {
-    const w = label.length > 2 ? 26 : 18;
+  for (const [label, kind, , w] of badges.reverse()) {
     bx -= w;
     group.appendChild(svg("rect", { x: bx, y: badgeY - 8, width: w, height: 16, rx: 4, class: `nbg-badge nbg-badge-${kind}` }));
     const t = svg("text", { x: bx + w / 2, y: badgeY + 4, "text-anchor": "middle", class: "nbg-badge-text" });
@@ -190,12 +188,14 @@ function drawNode(node, drawing, uid) {
   progress.append(svg("text", { y: 4, class: "nbg-progress-text" }), svg("text", { y: 4, class: "nbg-progress-failed" }));
   progress.style.display = "none";
   group.append(visits, rerun, progress);
+  const at = { x: origin.x + node.x - node.width / 2, y: origin.y + node.y - node.height / 2, width: node.width, height: node.height };
   if (open) {
-    const inner = svg("g", { class: "nbg-frame-inner", transform: `translate(${(node.width - node.inner.width) / 2},${FRAME_HEAD})` });
-    drawLevel(inner, node.inner, drawing, uid);
+    const dx = (node.width - node.inner.width) / 2;
+    const inner = svg("g", { class: "nbg-frame-inner", transform: `translate(${dx},${FRAME_HEAD})` });
+    drawLevel(inner, node.inner, drawing, uid, { x: at.x + dx, y: at.y + FRAME_HEAD });
     group.appendChild(inner);
   }
-  drawing.nodeEls.set(node.path, { group, visits, rerun, progress, handle, node });
+  drawing.nodeEls.set(node.path, { group, visits, rerun, progress, handle, node, box: at });
   return group;
 }
 

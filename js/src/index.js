@@ -2,10 +2,38 @@
 // It renders from the model's traits and sends clicks back as custom messages
 // ({type, pause_id, ...}); the kernel answers errors with {type: "error", message}.
 import { drawGraph, fitLabels, paintRun } from "./draw.js";
-import { layoutGraph } from "./layout.js";
-import { h, renderLog, renderPending, renderStatus, reopenPending, submitOnEnter } from "./panel.js";
+import { estimateWidth, layoutGraph } from "./layout.js";
+import { h, pinLog, renderLog, renderPending, renderStatus, reopenPending, submitOnEnter } from "./panel.js";
+import { createViewport } from "./viewport.js";
 
 let counter = 0;
+let measure = null;
+
+/**
+ * Text widths in the fonts the view draws with (JupyterLab's, else the CSS fallbacks), so
+ * node boxes fit their labels. Measured once per text on a canvas, which needs no layout.
+ */
+function textMeasure() {
+  if (measure) return measure;
+  const context = typeof document !== "undefined" && document.createElement("canvas").getContext("2d");
+  if (!context) return estimateWidth;
+  const vars = document.body ? getComputedStyle(document.body) : null;
+  const font = (name, fallback) => (vars && vars.getPropertyValue(name).trim()) || fallback;
+  const fonts = {
+    node: `500 12px ${font("--jp-ui-font-family", 'system-ui, -apple-system, "Segoe UI", sans-serif')}`,
+    edge: `10.5px ${font("--jp-code-font-family", "ui-monospace, monospace")}`,
+  };
+  const seen = new Map();
+  measure = (text, kind) => {
+    const key = `${kind}\u0000${text}`;
+    if (!seen.has(key)) {
+      context.font = fonts[kind];
+      seen.set(key, context.measureText(text).width);
+    }
+    return seen.get(key);
+  };
+  return measure;
+}
 
 /** @param {{model: any, el: HTMLElement}} ctx */
 function render({ model, el }) {
@@ -42,6 +70,8 @@ function render({ model, el }) {
   const send = (message) => model.send(message);
   let drawing = null;
   const open = new Set(); // paths of the sub-graph frames shown open
+  const viewport = createViewport(canvas, body);
+  const unpinLog = pinLog(log);
 
   function toggle(path) {
     if (open.has(path)) {
@@ -49,16 +79,17 @@ function render({ model, el }) {
     } else {
       open.add(path);
     }
-    drawDag();
+    drawDag(path);
     const handle = drawing && drawing.nodeEls.get(path)?.handle;
-    if (handle) handle.focus(); // the drawing was replaced: keep the keyboard where it was
+    if (handle) handle.focus({ preventScroll: true }); // the drawing was replaced: keep the keyboard where it was
   }
 
-  function drawDag() {
+  /** Lay out and draw the graph; `anchor`, a frame just opened or closed, keeps its place. */
+  function drawDag(anchor) {
     const dag = model.get("dag") || { nodes: [], edges: [] };
     title.textContent = dag.name || "graph";
-    drawing = drawGraph(layoutGraph(dag, open), uid, { onToggle: toggle });
-    canvas.replaceChildren(drawing.root);
+    drawing = drawGraph(layoutGraph(dag, open, { measure: textMeasure() }), uid, { onToggle: toggle });
+    viewport.attach(drawing, anchor);
     requestAnimationFrame(() => drawing && fitLabels(drawing.root));
     paint();
   }
@@ -86,6 +117,8 @@ function render({ model, el }) {
       });
     }
     const going = st.state === "running" || st.state === "paused";
+    const waiting = (model.get("pending") || []).map((pause) => pause.path || pause.node);
+    viewport.track([...new Set([st.current, ...running, ...waiting].filter(Boolean))], going);
     controls.hidden = !live;
     stop.disabled = !going;
     steerButton.disabled = !going;
@@ -103,8 +136,8 @@ function render({ model, el }) {
 
   function showLog() {
     const lines = model.get("log") || [];
-    renderLog(log, lines);
     log.hidden = lines.length === 0;
+    renderLog(log, lines);
   }
 
   function onMessage(message) {
@@ -124,7 +157,7 @@ function render({ model, el }) {
   });
 
   const handlers = [
-    ["change:dag", drawDag],
+    ["change:dag", () => drawDag()],
     ["change:status", paint],
     ["change:visits", paint],
     ["change:fired", paint],
@@ -148,6 +181,8 @@ function render({ model, el }) {
 
   return () => {
     for (const [name, fn] of handlers) model.off(name, fn);
+    viewport.destroy();
+    unpinLog();
     drawing = null;
     el.replaceChildren();
   };
@@ -160,3 +195,5 @@ function initialize({ model }) {
 }
 
 export default { initialize, render };
+// For bench/view.py, which times the layout in a browser from this very bundle.
+export { layoutGraph, textMeasure };

@@ -1,20 +1,31 @@
 // Top-to-bottom layout of a DAG-JSON graph with dagre. Pure: no DOM.
 // A sub-graph node (kind "graph") is a frame: closed, a node like the others; open, a box
 // sized to hold its own graph, laid out the same way (recursively) and placed inside it.
+// Boxes are sized from their text (measured by the caller, estimated here otherwise), so
+// labels fit their nodes, and edge labels are boxes dagre keeps clear of the nodes.
 import dagre from "@dagrejs/dagre";
+import { orderLayers } from "./order.js";
 
 export const START = "__start__";
 export const END = "__end__";
 
-const CHAR_WIDTH = 7.2; // 12px system-ui, measured average
-const LABEL_CHAR_WIDTH = 6.2;
 /** Room around an open frame's graph: the title row above it, a margin around it. */
 export const FRAME_HEAD = 26;
 export const FRAME_PAD = 8;
+/** Where a node's label starts (after the disclosure triangle on a frame). */
+export const LABEL_X = 12;
+export const FRAME_LABEL_X = 24;
+const MIN_WIDTH = 88;
+const BADGE_GAP = 3;
+const LABEL_PAD = 10; // room around an edge label's text
 
-/** @param {string} text @param {number} perChar */
-function textWidth(text, perChar) {
-  return Math.ceil(String(text).length * perChar);
+/**
+ * Text widths when nothing measures them: node labels are 12px system-ui (7.2 px a
+ * character covers most names), edge labels 10.5px monospace (0.6 em a character).
+ * @param {string} text @param {"node"|"edge"} font
+ */
+export function estimateWidth(text, font) {
+  return Math.ceil(String(text).length * (font === "edge" ? 6.4 : 7.2));
 }
 
 /** Display name of a node id. @param {string} id */
@@ -40,31 +51,49 @@ export function edgeLabel(edge) {
   return edge.unconditional ? "" : edge.label || "";
 }
 
-function closedSize(node) {
+/**
+ * A node's badges, right-aligned in its box: [text, kind, description, width].
+ * Glyphs from the basic symbol blocks, which every desktop font covers (emoji are not).
+ */
+export function badgesOf(node) {
+  const badges = [];
+  if (node.kind === "llm") badges.push(["LLM", "llm", "LLM node"]);
+  if (node.tools && node.tools.length) badges.push([`\u2699${node.tools.length}`, "tools", `tools: ${node.tools.join(", ")}`]);
+  if (node.approval) badges.push(["\u2713", "approval", "asks for approval"]);
+  return badges.map((badge) => [...badge, badge[0].length > 2 ? 26 : 18]);
+}
+
+/** Width and height of a node drawn closed: its label and badges fit inside, with room between. */
+export function closedSize(node, measure = estimateWidth) {
   if (node.id === START || node.id === END) return { width: 72, height: 28 };
-  const badges = (node.kind === "llm" ? 1 : 0) + (node.tools && node.tools.length ? 1 : 0) + (node.approval ? 1 : 0);
-  const glyph = isFrame(node) ? 16 : 0; // the disclosure triangle
-  return { width: Math.max(88, textWidth(node.id, CHAR_WIDTH) + 28 + glyph + badges * 22), height: isFrame(node) ? 40 : 36 };
+  const badges = badgesOf(node);
+  const text = measure(nodeTitle(node.id), "node");
+  const right = badges.length ? 8 + badges.reduce((sum, badge) => sum + badge[3] + BADGE_GAP, -BADGE_GAP) + 8 : 16;
+  const width = (isFrame(node) ? FRAME_LABEL_X : LABEL_X) + Math.ceil(text) + right;
+  return { width: Math.max(MIN_WIDTH, width), height: isFrame(node) ? 40 : 36 };
 }
 
 /**
  * Lay out nodes and edges top to bottom; frames whose path is in `open` hold their graph.
  * Node `path`s (and edge keys) are prefixed with the frames they sit in: `research/search`.
+ * Node widths come from `measure(text, "node" | "edge")` (the browser passes one that
+ * measures with the view's fonts; the default estimates).
  * @param {{nodes: Array<object>, edges: Array<object>}} dag
  * @param {Set<string>} [open] paths of the open frames
- * @param {string} [prefix] the path of the level being laid out, with a trailing "/"
+ * @param {{prefix?: string, measure?: (text: string, font: "node"|"edge") => number}} [options]
+ *   prefix: the path of the level being laid out, with a trailing "/"
  * @returns {{width: number, height: number, prefix: string, nodes: Array<object>, edges: Array<object>, joins: Array<object>}}
  */
-export function layoutGraph(dag, open = new Set(), prefix = "") {
+export function layoutGraph(dag, open = new Set(), { prefix = "", measure = estimateWidth } = {}) {
   const g = new dagre.graphlib.Graph({ multigraph: true });
   g.setGraph({ rankdir: "TB", nodesep: 36, ranksep: 48, edgesep: 16, marginx: 12, marginy: 12 });
   g.setDefaultEdgeLabel(() => ({}));
   const inner = new Map();
   for (const node of dag.nodes) {
     const path = prefix + node.id;
-    let size = closedSize(node);
+    let size = closedSize(node, measure);
     if (isFrame(node) && open.has(path)) {
-      const laid = layoutGraph(node.graph, open, `${path}/`);
+      const laid = layoutGraph(node.graph, open, { prefix: `${path}/`, measure });
       inner.set(node.id, laid);
       size = { width: Math.max(size.width, laid.width + 2 * FRAME_PAD), height: laid.height + FRAME_HEAD + FRAME_PAD };
     }
@@ -76,11 +105,11 @@ export function layoutGraph(dag, open = new Set(), prefix = "") {
     g.setEdge(
       edge.from,
       edge.to,
-      label ? { width: textWidth(label, LABEL_CHAR_WIDTH) + 10, height: 16, labelpos: "c" } : {},
+      label ? { width: Math.ceil(measure(label, "edge")) + LABEL_PAD, height: 16, labelpos: "c" } : {},
       `e${index}`,
     );
   });
-  dagre.layout(g);
+  dagre.layout(g, { customOrder: orderLayers });
   const graph = g.graph();
   const nodes = dag.nodes
     .filter((node) => g.hasNode(node.id))

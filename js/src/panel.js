@@ -52,16 +52,29 @@ export function pauseWhere(pause) {
   return pause.branch ? `${where} \u00B7 branch ${pause.branch}` : where;
 }
 
+const KINDS = { approval: "Approval", input: "Input", breakpoint: "Breakpoint" };
+
+/** A breakpoint's answers: the word sent, the label, classes, and what it does. */
+const BREAK_BUTTONS = [
+  ["continue", "Continue", "nbg-approve nbg-break-continue", "Run on to the next breakpoint"],
+  ["step", "Step", "nbg-break-step", "Run the next node, then pause again before the one after it"],
+  ["stop", "Stop", "nbg-deny nbg-break-stop", "End the run (aborted); it can be resumed from here"],
+];
+
 function pauseBox(pause, send) {
   const box = h("div", `nbg-pause nbg-pause-${pause.kind}`);
   box.dataset.pause = pause.id;
   box.dataset.path = pause.path || pause.node;
   box.dataset.branch = pause.branch || "";
   box.setAttribute("role", "group");
-  const what = pause.kind === "approval" ? "Approval" : "Input";
+  const what = KINDS[pause.kind] || "Input";
   box.setAttribute("aria-label", `${what} for ${pauseWhere(pause)}: ${pause.prompt}`);
   box.appendChild(h("div", "nbg-pause-node", `${what} \u2014 ${pauseWhere(pause)}`));
   box.appendChild(h("div", "nbg-pause-prompt", pause.prompt));
+  if (pause.kind === "breakpoint" && pause.at === "after" && pause.update != null) {
+    // What the node returned; its routing waits for the answer.
+    box.appendChild(h("pre", "nbg-text nbg-break-update", JSON.stringify(pause.update, null, 1)));
+  }
   const row = h("div", "nbg-pause-actions");
   // Once an answer is sent the box's controls wait for the kernel (a stale click is ignored there anyway).
   const answer = (message) => {
@@ -69,7 +82,15 @@ function pauseBox(pause, send) {
     for (const control of box.querySelectorAll("button, input")) control.disabled = true;
     send({ ...message, pause_id: pause.id });
   };
-  if (pause.kind === "approval") {
+  if (pause.kind === "breakpoint") {
+    // The same "answer" message as an option: the kernel's run.respond takes the word.
+    for (const [value, label, cls, title] of BREAK_BUTTONS) {
+      const button = h("button", `nbg-button ${cls}`, label);
+      button.title = title;
+      button.addEventListener("click", () => answer({ type: "answer", value }));
+      row.appendChild(button);
+    }
+  } else if (pause.kind === "approval") {
     const approve = h("button", "nbg-button nbg-approve", "Approve");
     const deny = h("button", "nbg-button nbg-deny", "Deny");
     approve.addEventListener("click", () => answer({ type: "approve" }));
