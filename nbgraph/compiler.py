@@ -15,6 +15,7 @@ from .errors import GraphValidationError, did_you_mean
 from .history import FiredEdge, Frame
 from .names import END, START
 from .plan import (
+    Breakpoints,
     Edge,
     FirstMatch,
     Hop,
@@ -50,6 +51,7 @@ def compile_graph(graph: Graph, _within: tuple[str, ...] = ()) -> Plan:
     routers = graph.routers
     out = _validate(graph, declared, graph.edges, routers)
     subplans = _subplans(graph, declared, (*_within, graph.name))
+    breakpoints = _breakpoints(graph, declared, subplans)
     unreachable = _unreachable(declared, routers, out)
     if unreachable:
         warnings.warn(
@@ -109,6 +111,7 @@ def compile_graph(graph: Graph, _within: tuple[str, ...] = ()) -> Plan:
         listeners=tuple(graph.listeners),
         graph=graph,
         gotos={},
+        breakpoints=breakpoints,
         children=tuple(
             seen
             for name, subplan in subplans.items()
@@ -254,6 +257,54 @@ def _subplans(graph: Graph, nodes: Mapping[str, NodeSpec], within: tuple[str, ..
     if problems:
         raise GraphValidationError(str(graph.name), problems)
     return plans
+
+
+def _breakpoints(graph: Graph, nodes: Mapping[str, NodeSpec], subplans: Mapping[str, Plan]) -> Breakpoints | None:
+    """The graph's breakpoints as node paths, with its sub-graphs' own under their node's
+    path; None when none of them set any.
+
+    Raises:
+        GraphValidationError: a breakpoint names no node (with the closest names).
+    """
+    declared = graph._breakpoints
+    nested = [(name, plan.breakpoints) for name, plan in subplans.items() if plan.breakpoints is not None]
+    if declared is None and not nested:
+        return None
+    before: set[str] = set()
+    after: set[str] = set()
+    problems: list[str] = []
+    for where, paths in zip((before, after), declared or ((), ())):
+        label = "before" if where is before else "after"
+        for path in paths:
+            problem = _find(path, nodes, subplans)
+            if problem is None:
+                where.add(path)
+            else:
+                problems.append(f"breakpoint {label} {path!r}: {problem}")
+    if problems:
+        raise GraphValidationError(str(graph.name), problems)
+    for name, inner in nested:
+        before.update(f"{name}/{path}" for path in inner.before)
+        after.update(f"{name}/{path}" for path in inner.after)
+    return Breakpoints(frozenset(before), frozenset(after))
+
+
+def _find(path: str, nodes: Mapping[str, NodeSpec], subplans: Mapping[str, Plan]) -> str | None:
+    """Why ``path`` names no node of the graph (None: it names one)."""
+    head, _, rest = path.partition("/")
+    if head in (START, END):
+        return f"{'START' if head == START else 'END'} is not a node; a breakpoint names a node that runs"
+    if head not in nodes:
+        return f"the graph has no node {head!r}{did_you_mean(head, nodes)}"
+    if not rest:
+        return None
+    plan = subplans.get(head)
+    if plan is None:
+        return f"node {head!r} is not a sub-graph, so {path!r} names no node inside it"
+    problem = _find(rest, plan.nodes, {name: node.subplan for name, node in plan.nodes.items() if node.subplan is not None})
+    if problem is None:
+        return None
+    return f"in sub-graph {head!r} (graph {plan.name!r}): {problem.removeprefix('the graph has ')}"
 
 
 def _state_name(state: Any) -> str:

@@ -16,6 +16,7 @@ from .errors import did_you_mean
 from .export import to_dag, to_mermaid
 from .names import END, START, End, Goto
 from .plan import (
+    Breakpoints,
     Edge,
     NodeSpec,
     OnMaxSteps,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from .engine import Budget, Run, RunResult
     from .events import Event
 
-__all__ = ["END", "START", "Edge", "End", "Goto", "Graph", "GraphWarning", "RouteDecision"]
+__all__ = ["END", "START", "Breakpoints", "Edge", "End", "Goto", "Graph", "GraphWarning", "RouteDecision"]
 
 _PLANNED = frozenset({
     "name", "state", "max_steps", "on_max_steps", "max_same_node", "budget", "checkpointer", "model", "settle",
@@ -103,6 +104,7 @@ class Graph:
         self._edges: list[Edge] = []
         self._routers: dict[str, Router] = {}
         self._listeners: list[Callable[[Event], Any]] = []
+        self._breakpoints: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._plan: Plan | None = None
 
     def __setattr__(self, key: str, value: Any) -> None:
@@ -255,6 +257,42 @@ class Graph:
         self._listeners.append(listener)
         self._plan = None
         return self
+
+    def breakpoints(self, before: Iterable[str] = (), after: Iterable[str] = ()) -> Graph:
+        """Pause runs of this graph before or after the named nodes, for a person to look.
+
+        Names are node names, or paths into sub-graphs (``"research/search"`` is node
+        ``search`` of the graph that node ``research`` runs); ``compile()`` checks them.
+        A run that reaches one pauses as for an approval, with a :class:`Pause` of kind
+        ``"breakpoint"`` answered ``"continue"`` (go on to the next breakpoint),
+        ``"step"`` (pause before the next node, wherever it runs) or ``"stop"`` (end the
+        run ``aborted``, resumable). Calling it again replaces the breakpoints;
+        ``g.breakpoints()`` clears them. The breakpoints are kept with the run's thread:
+        a resume keeps them unless the resuming graph has set its own.
+
+        Raises:
+            TypeError: ``before`` or ``after`` is not a list of node names.
+        """
+        lists = []
+        for what, names in (("before", before), ("after", after)):
+            if isinstance(names, str) or not isinstance(names, Iterable):
+                raise TypeError(f"breakpoints({what}=...) takes a list of node names, got {names!r}")
+            names = tuple(names)
+            for name in names:
+                if not isinstance(name, str) or not name.strip():
+                    raise TypeError(f"breakpoints({what}=...): a node name is a non-empty string, got {name!r}")
+            lists.append(tuple(dict.fromkeys(names)))
+        self._breakpoints = (lists[0], lists[1])
+        self._plan = None
+        return self
+
+    @property
+    def declared_breakpoints(self) -> Breakpoints | None:
+        """The breakpoints set with :meth:`breakpoints` (None if it was never called: a
+        resumed run then keeps those of its thread)."""
+        if self._breakpoints is None:
+            return None
+        return Breakpoints(frozenset(self._breakpoints[0]), frozenset(self._breakpoints[1]))
 
     @property
     def nodes(self) -> Mapping[str, NodeSpec]:

@@ -87,7 +87,9 @@ Cell magic -- define a graph (the edges are the diagram)::
 
 Line magic -- subcommands::
 
-    %graph run NAME [INPUT] [--thread T]    start a run (live view in Jupyter)
+    %graph run NAME [INPUT] [--thread T] [--step]
+                                            start a run (live view in Jupyter); --step pauses
+                                            before every node (Continue / Step / Stop)
     %graph show NAME                        display the graph
     %graph route NAME FROM [STATE]          which edge fires from FROM, and why
     %graph history RUN                      the steps of a run (a Run or RunResult variable)
@@ -112,6 +114,14 @@ def _positive(text: str, what: str) -> int:
     if value < 1:
         raise UsageError(f"{what} must be a positive integer, got {text!r}")
     return value
+
+
+def _split_flag(rest: str, flag: str) -> tuple[str, bool]:
+    """Pull a ``--flag`` off the end of a line whose start is a Python expression."""
+    match = re.search(rf"(?:^|\s)--{flag}\s*$", rest)
+    if match is None:
+        return rest, False
+    return rest[: match.start()], True
 
 
 def _split_option(rest: str, option: str) -> tuple[str, str | None]:
@@ -206,18 +216,23 @@ class GraphMagics(Magics):
         return handler(rest)
 
     def _run(self, rest: str) -> None:
+        rest, stepping = _split_flag(rest, "step")
         rest, thread = _split_option(rest, "thread")
+        rest, step_last = _split_flag(rest, "step")
+        stepping = stepping or step_last
         name, _, expr = rest.strip().partition(" ")
         if not name:
-            raise UsageError("usage: %graph run NAME [INPUT] [--thread T]")
+            raise UsageError("usage: %graph run NAME [INPUT] [--thread T] [--step]")
         graph = self._graph(name)
         data = self._eval(expr, "INPUT") if expr.strip() else {}
         if in_kernel():
-            run = graph.start(data, thread=thread)
+            run = graph.start(data, thread=thread, stepping=stepping)
             self._ns["_run"] = run
             print(f"run {run.thread} started; it is bound to _run — `await _run` gives the result")
+            if stepping:
+                print("it pauses before every node: Continue / Step / Stop in the view, or _run.go_on() / _run.step_once()")
         else:
-            result = graph.invoke(data, thread=thread)
+            result = graph.invoke(data, thread=thread, stepping=stepping)
             self._ns["_result"] = result
             print(f"{result.outcome}: {' -> '.join(result.path) or '(no steps)'}")
             if result.reason:

@@ -19,6 +19,7 @@ from .names import END, START
 from .state import Schema
 
 __all__ = [
+    "Breakpoints",
     "Edge",
     "Hop",
     "NodePlan",
@@ -101,6 +102,15 @@ class Router(NamedTuple):
     fn: Callable[..., Any]
     targets: tuple[str, ...] | None
     label: str
+
+
+class Breakpoints(NamedTuple):
+    """Where a run pauses for a person to look: the paths of the nodes to stop ``before``
+    they run, and ``after`` they ran (``research/search`` is a node inside sub-graph node
+    ``research``)."""
+
+    before: frozenset[str] = frozenset()
+    after: frozenset[str] = frozenset()
 
 
 class RouteDecision(NamedTuple):
@@ -193,6 +203,9 @@ class Plan:
     children: tuple[tuple[Any, int], ...] = ()
     """Every sub-graph inside (nested ones too) with its edit count when compiled: a
     sub-graph changed since makes this plan stale."""
+    breakpoints: Breakpoints | None = None
+    """Where runs pause (sub-graphs' own under their node's path); None when neither the
+    graph nor a sub-graph set any, so a resumed run keeps those of its thread."""
 
     def __repr__(self) -> str:
         return f"<Plan {self.name!r}: {len(self.nodes)} nodes>"

@@ -236,6 +236,22 @@ class TestLineMagic:
         run(shell, '%graph run g {"q": "a b"} --thread my-thread')
         assert shell.user_ns["_result"].thread == "my-thread"
 
+    @pytest.mark.parametrize("options", ["--step", "--step --thread stepped", "--thread stepped --step"])
+    def test_run_step_pauses_before_the_first_node(self, shell, capsys, options):
+        shell.run_cell_magic("graph", "g", GRAPH)
+        capsys.readouterr()
+        run(shell, f'%graph run g {{"q": "deep"}} {options}')
+        result = shell.user_ns["_result"]
+        assert (result.outcome, result.pending.kind, result.pending.at, result.pending.path) == (
+            "interrupted", "breakpoint", "before", "research"
+        )
+        assert capsys.readouterr().out.startswith("interrupted: (no steps)\npaused at the breakpoint before 'research'")
+        assert (result.thread == "stepped") == ("thread" in options)
+        graph = shell.user_ns["g"]
+        stepped = graph.resume(result, "step")
+        assert (stepped.pending.path, stepped.path) == ("analyze", ["research"])  # still stepping
+        assert graph.resume(stepped, "continue").path == ["research", "analyze", "summarize"]
+
     def test_route_prints_each_candidate(self, shell, capsys):
         shell.run_cell_magic("graph", "g", GRAPH)
         capsys.readouterr()

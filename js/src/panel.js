@@ -148,8 +148,33 @@ export function reopenPending(el) {
   }
 }
 
-/** The last lines of the run's log, newest at the bottom. */
+/** The last lines of the run's log, newest at the bottom (and scrolled to, see pinLog). */
 export function renderLog(el, lines) {
   el.replaceChildren(...lines.map((line) => h("div", "nbg-log-line", line)));
-  el.scrollTop = el.scrollHeight;
+  if (el.dataset.pinned !== "false") el.scrollTop = el.scrollHeight;
+}
+
+/**
+ * Keep the log scrolled to its newest line, unless the reader scrolled up to read. Also when
+ * the lines came while it was hidden or not laid out yet: a finished run's whole log arrives
+ * at once, often before the log is shown, and a scroll set then stays at the top (the log
+ * showed the first lines of a run instead of its last). Returns a cleanup.
+ */
+export function pinLog(el) {
+  el.dataset.pinned = "true";
+  const onScroll = () => {
+    if (el.clientHeight) el.dataset.pinned = String(el.scrollTop + el.clientHeight >= el.scrollHeight - 4);
+  };
+  // Shown, or resized: scroll to the end again if pinned there.
+  const observer = typeof ResizeObserver === "function"
+    ? new ResizeObserver(() => {
+      if (el.dataset.pinned !== "false") el.scrollTop = el.scrollHeight;
+    })
+    : null;
+  el.addEventListener("scroll", onScroll);
+  if (observer) observer.observe(el);
+  return () => {
+    el.removeEventListener("scroll", onScroll);
+    if (observer) observer.disconnect();
+  };
 }

@@ -24,12 +24,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..errors import InvalidUpdate, NbgraphError
 from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
 from ..plan import Hop
+from .breaks import Stopped
 from .calls import Called, ChildStopped, TimedOut, fold, make_step
 from .context import Context
 from .ending import Ending
 from .limits import Aborted, branch_waits
-from .listeners import step_end_events
-from .people import PauseRequested, approve_step
+from .listeners import interrupt, resume, step_end_events
+from .people import PauseRequested, approve_step, pause_after, pause_before, stop_reason
 
 if TYPE_CHECKING:
     from ..pauses import Pause
@@ -50,6 +51,13 @@ class _Parked(NamedTuple):
 
     pauses: tuple[Pause, ...]
     called: Called | None = None
+
+
+class _Halted(NamedTuple):
+    """A branch a person stopped at a breakpoint after its node ran: kept, and the run stops."""
+
+    called: Called
+    reason: str
 
 
 class _Failed(NamedTuple):
@@ -75,7 +83,10 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
         await _run(walker, level, slots, settled, results)
     except Aborted as aborted:
         _keep(level, slots, results)  # what finished before the stop is not run again on resume
-        return _undo(level, slots, base, Ending("aborted", aborted.reason))
+        ending = _undo(level, slots, base, Ending("aborted", aborted.reason))
+        if type(aborted) is Stopped and level is not walker.root:
+            raise  # a person stopped the run: up to its own level
+        return ending
     except (asyncio.CancelledError, KeyboardInterrupt) as stop:
         _keep(level, slots, results)
         why = "cancelled" if isinstance(stop, asyncio.CancelledError) else "interrupted (KeyboardInterrupt)"
@@ -183,9 +194,14 @@ async def _run(walker: Walker, level: Level, slots: list[_Slot], settled: dict[i
                 async with limit:
                     statuses[i] = "running"
                     results[i] = await _branch(walker, level, slot, settled.get(slot.step))
+            result = results[i]
+            if type(result) is _Halted:
+                # Stopped after its node ran: the branch is done (kept for a resume), the run stops.
+                results[i] = result.called
+                raise Stopped(result.reason)
         except Aborted:
-            statuses[i] = "failed"
-            cancel_others()  # the run's budget is spent: no branch goes on
+            statuses[i] = "done" if results[i] is not None else "failed"
+            cancel_others()  # the run's budget is spent (or a person stopped it): no branch goes on
             raise
         result = results[i]
         statuses[i] = "failed" if isinstance(result, _Failed) else "paused" if isinstance(result, _Parked) else "done"
@@ -217,7 +233,8 @@ async def _run(walker: Walker, level: Level, slots: list[_Slot], settled: dict[i
 
 
 async def _branch(walker: Walker, level: Level, slot: _Slot, entry: Mapping[str, Any] | None) -> Any:
-    """One branch: its node's call (or what a checkpoint kept of it), and its approval."""
+    """One branch: its node's call (or what a checkpoint kept of it), its approval, and the
+    breakpoints before and after it."""
     node = level.plan.nodes[slot.frame.node]
     if entry is not None:
         called = _restored(entry)
@@ -226,10 +243,24 @@ async def _branch(walker: Walker, level: Level, slot: _Slot, entry: Mapping[str,
         pause = entry.get("pause")
         if pause is None:
             return called
-        return await _approve(walker, level, node, called, _pause(pause))
+        pause = _pause(pause)
+        if pause.kind == "breakpoint":
+            return await _break_after(walker, called, pause)
+        return await _approve(walker, level, node, called, pause)
+    held: tuple[Any, ...] | None = None
+    if walker.breaks is not None:
+        try:
+            got = await pause_before(walker, slot.frame, slot.step)
+        except PauseRequested as paused:
+            return _Parked((paused.pause,))
+        held = ()
+        if got is not None:
+            held, stop = got
+            if stop is not None:
+                raise Stopped(stop)
     started, t0 = time.time(), time.perf_counter()
     try:
-        called = await _call(walker, level, slot.frame, slot.step, slot.visit)
+        called = await _call(walker, level, slot.frame, slot.step, slot.visit, held)
     except PauseRequested as paused:
         return _Parked((paused.pause,))
     except ChildStopped as child:
@@ -247,21 +278,28 @@ async def _branch(walker: Walker, level: Level, slot: _Slot, entry: Mapping[str,
         return _Failed((), asyncio.CancelledError())
     if called.error is not None:
         return _Failed(called.records, called.error)
-    if node.approval:
+    if node.approval:  # (its approval stands in for a breakpoint after it)
         return await _approve(walker, level, node, called, None)
+    if held is not None and walker.breaks is not None and walker.breaks.stops_after(slot.frame.path):
+        return await _break_after(walker, called, None)
     return called
 
 
-async def _call(walker: Walker, level: Level, frame: Frame, step: int, visit: int) -> Called:
+async def _call(
+    walker: Walker, level: Level, frame: Frame, step: int, visit: int, held: tuple[Any, ...] | None = None
+) -> Called:
     """Call a branch's node (or walk the sub-graph it is) and say what it gave.
 
     A node's own exception comes back in ``error``; a pause, a budget, a deadline, a
-    stop and a stopped sub-graph are raised.
+    stop and a stopped sub-graph are raised. ``held`` are the events of a breakpoint's
+    pause before the node, for its record.
     """
     plan = level.plan
     name = frame.node
     node = plan.nodes[name]
-    ctx = Context(walker, plan, name, step, visit, frame.path, frame.branch, level.scope) if node.wants_ctx else None
+    ctx = Context(walker, plan, name, step, visit, frame.path, frame.branch, level.scope) if node.wants_ctx or held else None
+    if held:
+        ctx._events = list(held)  # type: ignore[union-attr]
     listeners = walker.listeners
     if listeners.steps:
         listeners.emit_step(walker.enter_event(step, frame, visit))
@@ -340,6 +378,30 @@ async def _approve(walker: Walker, level: Level, node: Any, called: Called, paus
     record, denied = settled
     # A denial with nowhere to go cleared the record's update: the fold must drop it too.
     return called._replace(records=(*called.records[:-1], record), update=record.update, hop=denied or called.hop)
+
+
+async def _break_after(walker: Walker, called: Called, pause: Pause | None) -> Any:
+    """A branch's breakpoint after its node ran: answered now (live, or by a resume), or
+    parked with its step; ``stop`` halts the run once the branch is kept."""
+    record = called.records[-1]
+    if pause is not None:
+        answer = walker.answered.pop(pause.id, None)
+        if answer is None:
+            return _Parked((pause,), called)
+        thread = walker.thread
+        events = (interrupt(thread, record.step, pause), resume(thread, record.step, pause, answer))
+        for event in events:
+            walker.listeners.emit(event)
+        walker.take_break_answer(answer)
+        record = record._replace(approval_events=events)
+        stop = stop_reason(pause) if answer == "stop" else None
+    else:
+        try:
+            record, stop = await pause_after(walker, record, called.update)
+        except PauseRequested as paused:
+            return _Parked((paused.pause,), called)
+    called = called._replace(records=(*called.records[:-1], record))
+    return called if stop is None else _Halted(called, stop)
 
 
 def _verdict(walker: Walker, level: Level, node: Any, record: Step, verdict: Any) -> Any:

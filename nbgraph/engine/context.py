@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..names import new_id
+from .breaks import SLOT
 from .limits import Aborted
 from .listeners import interrupt, resume, text_delta
 
@@ -176,6 +177,8 @@ class Context:
             where = self.node if self.branch is None else f"{self.node}@{self.branch}"
             slot = f"{self._scope}{where}#{self.visit}.{self._asked}"
         else:
+            if slot == SLOT:
+                raise ValueError(f"request_input(slot={slot!r}): that slot is where the run keeps its breakpoints; name another")
             slot = self._scope + slot
         pauses = walker.pauses
         if slot in pauses.answers:

@@ -173,12 +173,15 @@ def trace(
     for i, record in enumerate(history):
         if "/" in record.path:
             for container in _containers(history, i, entered):
+                yield from _before(container.events)[0]
                 yield node_enter(thread, container.step, container.node, container.visit, container.path, container.branch)
+        first, events = _before(record.events)
         if record.path in entered:
             entered.discard(record.path)
         else:
+            yield from first
             yield node_enter(thread, record.step, record.node, record.visit, record.path, record.branch)
-        yield from record.events
+        yield from events
         if record.error is not None:
             continue
         yield from step_end_events(thread, record)
@@ -191,6 +194,14 @@ def trace(
     for pause in pauses:
         yield interrupt(thread, step, pause)
     yield done(thread, step, outcome, reason, hit_max_steps)
+
+
+def _before(events: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """A step's events split at its node-enter: a breakpoint's pause before the node (its
+    interrupt and resume) came first."""
+    if events and events[0].type == "interrupt" and events[0].pause.kind == "breakpoint" and events[0].pause.at == "before":
+        return events[:2], events[2:]
+    return (), events
 
 
 def _containers(history: Sequence[Step], i: int, entered: set[str]) -> Iterator[Step]:

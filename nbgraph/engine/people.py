@@ -1,4 +1,4 @@
-"""Pauses and approvals: asking a person, waiting for the answer, settling a verdict.
+"""Pauses, approvals and breakpoints: asking a person, waiting for the answer, settling a verdict.
 
 A live run waits for answers in memory; a durable one (or any synchronous call)
 cannot wait, so a pause ends it ``interrupted`` with a checkpoint that ``resume``
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from .walker import Walker
 
 __all__ = [
-    "PauseRequested", "Pauses", "apply_verdict", "approve_step", "check_storable", "settle_resumed_approval",
-    "wait_for_person",
+    "PauseRequested", "Pauses", "apply_verdict", "approve_step", "check_storable", "pause_after", "pause_before",
+    "settle_resumed_approval", "settle_resumed_break", "stop_reason", "wait_for_person",
 ]
 
 
@@ -80,13 +80,15 @@ class Pauses:
         pause, future = entry
         if future.done():
             return False
-        from ..pauses import read_approval, read_input
+        from ..pauses import read_approval, read_break, read_input
 
         check_storable(value, pause)
         if pause.kind == "approval":
             value = read_approval(value)
             if value.update:
                 check_update(value.update, pause.node)
+        elif pause.kind == "breakpoint":
+            value = read_break(value)
         else:
             value = read_input(pause, value)
         del self.open[pause_id]
@@ -95,18 +97,23 @@ class Pauses:
 
     def only(self, kind: str, thread: str, finished: bool) -> Pause:
         """The one open request of ``kind``, for ``answer()`` / ``approve()`` / ``deny()``."""
-        open_ = [p for p in self.pending if p.kind == kind]
-        if not open_:
-            raise NoPendingRequest(
-                f"run {thread!r} has no open {kind} request"
-                + (" (it has finished)" if finished else "; use `await run.next_pause()` to wait for one")
-            )
+        open_ = self.every(kind, thread, finished)
         if len(open_) > 1:
             raise NoPendingRequest(
                 f"run {thread!r} has {len(open_)} open {kind} requests; answer each with "
                 "run.respond(pause.id, value)"
             )
         return open_[0]
+
+    def every(self, kind: str, thread: str, finished: bool) -> list[Pause]:
+        """The open requests of ``kind`` (at least one)."""
+        open_ = [p for p in self.pending if p.kind == kind]
+        if not open_:
+            raise NoPendingRequest(
+                f"run {thread!r} has no open {kind} request"
+                + (" (it has finished)" if finished else "; use `await run.next_pause()` to wait for one")
+            )
+        return open_
 
     async def next_pause(self, finished: bool, timeout: float | None) -> Pause | None:
         if self.open:
@@ -284,4 +291,85 @@ def settle_resumed_approval(walker: Walker, pause: Pause, verdict: Approval) -> 
     walker.root.frames = hop.frames
     walker.save((record,), hop.frames)
     walker.listeners.emit_step_if(lambda: route_event(walker.thread, record.step, hop.edge, record.path, record.branch))
+    return None
+
+
+# -- breakpoints -----------------------------------------------------------------------
+
+
+def stop_reason(pause: Pause) -> str:
+    """Why a run answered ``stop`` at breakpoint ``pause`` ended."""
+    where = f" in branch {pause.branch!r}" if pause.branch else ""
+    return f"stopped at the breakpoint {pause.at} {pause.path!r}{where} (step {pause.step})"
+
+
+async def pause_before(walker: Walker, frame: Frame, step: int) -> tuple[tuple[Any, ...], str | None] | None:
+    """A breakpoint before ``frame``'s node, which runs as ``step``: the pause's interrupt and
+    resume events, and why the run stops if the answer was ``stop``; None when the run
+    does not stop here.
+
+    A resumed run that was paused here takes the answer the resume brought (its events
+    go into the step's record, where a live run's are), or pauses again with the same id.
+
+    Raises:
+        PauseRequested: a durable run cannot wait; the node has not run.
+    """
+    from .breaks import break_pause
+
+    kept = walker.passing.pop((frame.path, frame.branch), None) if walker.passing else None
+    if kept is not None and kept[1] is not None:
+        pause, answer = kept
+        events: Any = (interrupt(walker.thread, step, pause), resume(walker.thread, step, pause, answer))
+        for event in events:
+            walker.listeners.emit(event)
+    else:
+        breaks = walker.breaks
+        if breaks is None or not breaks.stops_before(frame.path):
+            return None
+        pause = break_pause("before", frame, step, pause_id=kept[0].id if kept is not None else None)
+        events = []
+        answer = await wait_for_person(walker, pause, None, events)
+    walker.take_break_answer(answer)
+    return tuple(events), stop_reason(pause) if answer == "stop" else None
+
+
+async def pause_after(walker: Walker, record: Step, update: Any) -> tuple[Step, str | None]:
+    """A breakpoint after ``record``'s node ran (its routing still to do): the record with
+    the pause's events, and why the run stops if the answer was ``stop``.
+
+    Raises:
+        PauseRequested: a durable run cannot wait; the pause carries the step.
+    """
+    from .breaks import break_pause
+
+    frame = Frame(record.node, record.path, record.branch)
+    pause = break_pause("after", frame, record.step, update)
+    if not walker.live:
+        raise PauseRequested(pause)
+    walker.listeners.emit_step_if(lambda: node_exit(walker.thread, record))
+    events: list[Any] = []
+    answer = await wait_for_person(walker, pause, None, events)
+    walker.take_break_answer(answer)
+    return record._replace(approval_events=tuple(events)), stop_reason(pause) if answer == "stop" else None
+
+
+def settle_resumed_break(walker: Walker, pause: Pause, answer: str) -> Ending | None:
+    """Route on from the step a resumed run was paused after (its breakpoint's answer brought
+    by the resume); ``stop`` ends the run once the step is routed."""
+    walker.resuming = None
+    thread = walker.thread
+    record = walker.history.pop()
+    events = (interrupt(thread, record.step, pause), resume(thread, record.step, pause, answer))
+    for event in events:
+        walker.listeners.emit(event)
+    record = record._replace(approval_events=events)
+    walker.take_break_answer(answer)
+    hop = walker.plan.hop_of(record.edge) if record.edge is not None else walker.route_from(record)
+    record = record._replace(edge=hop.edge)
+    walker.history.append(record)
+    walker.root.frames = hop.frames
+    walker.save((record,), hop.frames)
+    walker.listeners.emit_step_if(lambda: route_event(walker.thread, record.step, hop.edge, record.path, record.branch))
+    if answer == "stop":
+        return Ending("aborted", stop_reason(pause))
     return None

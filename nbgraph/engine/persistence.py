@@ -22,6 +22,7 @@ from ..history import Frame, Step
 from ..names import END, START, new_id
 from ..plan import Plan
 from ..state import to_jsonable
+from .breaks import SLOT, Breaks
 from .calls import replay, shares_state
 from .people import check_storable
 
@@ -321,19 +322,29 @@ def open_thread(
                 f"g.resume({thread!r}, {{pause_id: answer, ...}}). Open now: {_describe(last.pauses)}"
             )
         pause = open_[pause_id] if pause_id is not None else last.pauses[0]
+        if answer is None and pause.kind == "breakpoint":
+            raise ResumeError(
+                f"thread {thread!r} is paused at the breakpoint {pause.at} {pause.path!r}; pass answer='continue' "
+                "(on to the next breakpoint), 'step' (pause before the next node) or 'stop'"
+            )
         if answer is None:
             raise ResumeError(
                 f"thread {thread!r} is waiting for {'an approval' if pause.kind == 'approval' else 'input'} "
                 f"at node {pause.node!r} ({pause.prompt!r}); pass answer="
             )
         given = {pause.id: answer}
-    from ..pauses import read_approval, read_input
+    from ..pauses import read_approval, read_break, read_input
 
     answered = []
     for pid, value in given.items():
         pause = open_[pid]
         check_storable(value, pause)
-        answered.append((pause, read_input(pause, value) if pause.kind == "input" else read_approval(value)))
+        if pause.kind == "input":
+            answered.append((pause, read_input(pause, value)))
+        elif pause.kind == "breakpoint":
+            answered.append((pause, read_break(value)))
+        else:
+            answered.append((pause, read_approval(value)))
     return last, tuple(answered)
 
 
@@ -366,14 +377,20 @@ def restore(walker: Walker, last: Checkpoint, answered: tuple[tuple[Pause, Any],
     walker.root.settled = list(last.settled)
     walker.restored_levels = dict(last.levels)
     walker.pauses.answers.update(last.answers)
+    for pause in last.pauses:
+        if pause.kind == "breakpoint" and pause.at == "before":
+            walker.passing[(pause.path, pause.branch)] = (pause, None)  # asked again, it keeps its id
     for pause, value in answered:
         if pause.kind == "input":
             walker.pauses.answers[pause.slot or ""] = value
             walker.resumed_inputs[pause.slot or ""] = (pause, value)
+        elif pause.kind == "breakpoint" and pause.at == "before":
+            walker.passing[(pause.path, pause.branch)] = (pause, value)  # the node runs, its record shows the pause
         elif pause.branch is None and "/" not in pause.path:
             walker.resuming = (pause, value)  # the run's own last step waits for this verdict
         else:
             walker.answered[pause.id] = value
+    _restore_breaks(walker, last)
     walker.rerunning = {(pause.path, pause.branch) for pause in last.pauses if pause.kind == "input"}
     walker.reasked = {pause.slot: pause.id for pause in last.pauses if pause.kind == "input" and pause.slot}
     persistence.last = last
@@ -390,6 +407,17 @@ def restore(walker: Walker, last: Checkpoint, answered: tuple[tuple[Pause, Any],
     walker.meter.add(totals["tokens"], totals["cost"], totals["turns"])
     walker.seconds = walker.meter.prior_seconds = totals["seconds"]
     walker.last_node, walker.same = totals["streak"]
+
+
+def _restore_breaks(walker: Walker, last: Checkpoint) -> None:
+    """The breakpoints a resumed run pauses at: its graph's own if it set any, else those its
+    thread was started with; step mode if the resume asks for it or the run was stepping."""
+    kept = last.answers.get(SLOT)
+    stored = Breaks.from_json(kept) if isinstance(kept, Mapping) else None
+    plan = walker.plan
+    breaks = Breaks.of(plan.breakpoints) if plan.breakpoints is not None else stored or Breaks()
+    breaks.stepping = (walker.breaks is not None and walker.breaks.stepping) or (stored is not None and stored.stepping)
+    walker.set_breaks(breaks)
 
 
 def _totals(history: list[Step], upto: int) -> dict[str, Any]:

@@ -124,7 +124,6 @@ class RunResult:
 
         return run_problems(self)
 
-
     def __repr__(self) -> str:
         reason = f" ({self.reason})" if self.reason else ""
         return f"<RunResult {self.outcome}{reason}: {self._run.recorded} steps, thread {self.thread!r}>"
@@ -134,8 +133,9 @@ class Run:
     """One run of a graph. ``g.start()`` returns it as a live handle: await it for the result.
 
     Answer its pauses with :meth:`answer`, :meth:`approve`, :meth:`deny` or
-    :meth:`respond`; stop it with :meth:`cancel`; talk to its LLM nodes with
-    :meth:`steer`; watch it with :meth:`subscribe`.
+    :meth:`respond`, and its breakpoints with :meth:`go_on` or :meth:`step_once`;
+    stop it with :meth:`cancel`; talk to its LLM nodes with :meth:`steer`; watch it
+    with :meth:`subscribe`.
     """
 
     def __init__(
@@ -150,6 +150,7 @@ class Run:
         durable: bool = False,
         on_event: Callable[[Any], Any] | None = None,
         overwrite: bool = False,
+        stepping: bool = False,
     ) -> None:
         self.plan = plan
         self.thread = thread or new_id()
@@ -163,6 +164,7 @@ class Run:
         self._walker = Walker(
             plan, self.thread, input=input, store=store,
             budget=budget if budget is not None else plan.budget, live=live and not durable, listeners=listeners,
+            stepping=stepping,
         )
         self._task: asyncio.Task[RunResult] | None = None
         self._result: RunResult | None = None
@@ -305,7 +307,8 @@ class Run:
     def respond(self, pause_id: str, value: Any) -> bool:
         """Answer the pause ``pause_id``. Returns False (and does nothing) if it is not open.
 
-        For an approval, ``value`` is True / False or ``{"approved": ..., "update": {...}}``.
+        For an approval, ``value`` is True / False or ``{"approved": ..., "update": {...}}``;
+        for a breakpoint, ``"continue"``, ``"step"`` or ``"stop"``.
 
         Raises:
             ResumeError: the pause is open but the answer does not fit it.
@@ -325,6 +328,18 @@ class Run:
     def deny(self) -> None:
         """Deny the open approval."""
         self.respond(self._walker.pauses.only("approval", self.thread, self.done).id, False)
+
+    def go_on(self) -> None:
+        """Continue from the breakpoint the run is paused at, to the next one (every open
+        breakpoint pause, when several branches stopped at once)."""
+        for pause in self._walker.pauses.every("breakpoint", self.thread, self.done):
+            self.respond(pause.id, "continue")
+
+    def step_once(self) -> None:
+        """Run the next node only: the run pauses again before the node after it, wherever
+        that runs (a sub-graph's node, a branch)."""
+        for pause in self._walker.pauses.every("breakpoint", self.thread, self.done):
+            self.respond(pause.id, "step")
 
     def steer(self, text: str) -> None:
         """Queue a user message for the next LLM step to see."""

@@ -21,6 +21,7 @@ from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
 from ..names import START
 from ..plan import Hop, NodePlan, Plan
 from .branches import settled_entry, superstep
+from .breaks import SLOT, Breaks, Stopped
 from .calls import (
     Called,
     ChildStopped,
@@ -48,7 +49,10 @@ from .people import (
     PauseRequested,
     Pauses,
     approve_step,
+    pause_after,
+    pause_before,
     settle_resumed_approval,
+    settle_resumed_break,
     wait_for_person,
 )
 from .persistence import Persistence
@@ -76,6 +80,7 @@ class Walker:
         budget: Budget | None,
         live: bool,
         listeners: Listeners,
+        stepping: bool = False,
     ) -> None:
         self.plan = plan
         self.thread = thread
@@ -116,6 +121,16 @@ class Walker:
         """Sub-graph levels a checkpoint kept, waiting to be entered again."""
         self.flagged: Ending | None = None
         """How the first sub-graph that hit its max_steps with on_max_steps="flag" ended."""
+        self.breaks: Breaks | None = None
+        """Where the run pauses (breakpoints, step mode); None when nowhere, and the step loop
+        then checks nothing else."""
+        self.passing: dict[tuple[str, str | None], tuple[Pause, Any]] = {}
+        """Breakpoint pauses a resumed run stopped at before a node, by (path, branch), with the
+        answer the resume brought (None: not answered, the node pauses again)."""
+        self.halt: str | None = None
+        """Why the run stops once the step under way is routed and saved (``stop`` after a node)."""
+        if plan.breakpoints is not None or stepping:
+            self.set_breaks(Breaks.of(plan.breakpoints, stepping))
 
     # The run's own graph is the root level: what the rest of the engine reads as the
     # run's state, step, frames and history is the root level's (and is set there).
@@ -166,6 +181,26 @@ class Walker:
         """The sub-graph levels the run is inside now, as a checkpoint keeps them."""
         return {key: level.snapshot(self) for key, level in self.open_levels.items()}
 
+    # -- breakpoints ------------------------------------------------------------------
+
+    def set_breaks(self, breaks: Breaks | None) -> None:
+        """Pause at ``breaks`` from now on; the thread's checkpoints keep them (in a reserved
+        slot of the answers), so a resume elsewhere pauses at the same places."""
+        answers = self.pauses.answers
+        if breaks is None or breaks.idle:
+            answers.pop(SLOT, None)
+            # Pauses a resume answered still need the check that finds them.
+            self.breaks = (breaks or Breaks()) if self.passing else None
+        else:
+            answers[SLOT] = breaks.to_json()
+            self.breaks = breaks
+
+    def take_break_answer(self, answer: str) -> None:
+        """A breakpoint was answered: ``step`` pauses before the next node, ``continue`` at the next breakpoint."""
+        breaks = self.breaks or Breaks()
+        breaks.stepping = answer == "step"
+        self.set_breaks(breaks)
+
     # -- starting ---------------------------------------------------------------------
 
     async def execute(self) -> Ending:
@@ -174,9 +209,13 @@ class Walker:
         restored = self.persistence.last
         self.listeners.emit_if(lambda: run_start(self.thread, self.step, self.plan.name, restored is not None))
         try:
-            if self.resuming is not None and self.resuming[0].kind == "approval" and self.resuming[0].branch is None:
+            if self.resuming is not None and self.resuming[0].branch is None:
                 # (An input pause is answered inside its node, when the node asks again.)
-                ending = settle_resumed_approval(self, *self.resuming)
+                pause, answer = self.resuming
+                if pause.kind == "breakpoint":
+                    ending = settle_resumed_break(self, pause, answer)
+                else:
+                    ending = settle_resumed_approval(self, pause, answer)
                 if ending is not None:
                     return ending
             elif restored is None or (restored.step == 0 and not self.frames):
@@ -185,8 +224,8 @@ class Walker:
                 return Ending("done", restored.reason)
             elif not self.frames:
                 record = self.history[-1]
-                if record.edge is not None:
-                    return Ending("done", restored.reason)
+                if record.edge is not None:  # (stopped after its last step: nothing is left to run)
+                    return Ending("done", restored.reason if restored.status == "done" else None)
                 # A fork: its first step is routed with the graph as defined now.
                 hop = self.route_from(record)
                 record = record._replace(edge=hop.edge)
@@ -223,9 +262,11 @@ class Walker:
 
     async def walk(self, level: Level) -> Ending | None:
         """Run ``level``'s frames until none is left (None) or the run has to stop (why)."""
-        if not level.frames and level is not self.root:
-            self._route_from_start(level)
+        if not level.frames and level is not self.root and not level.steps:
+            self._route_from_start(level)  # (a sub-graph a checkpoint kept after its last step has none left)
         live = self.live
+        # (Breakpoints are set before a run walks, never during: once None, they stay None.)
+        watched = self.breaks is not None
         last_turn = time.perf_counter()
         frames = level.frames
         while frames:
@@ -243,7 +284,7 @@ class Walker:
                 stop = self._limit(level, frame.node, 1)
                 if stop is not None:
                     return stop
-                frames = await self.advance(level, frame)
+                frames = await self._watched(level, frame) if watched else await self.advance(level, frame)
             else:
                 frames = await superstep(self, level, frames)
             if type(frames) is Ending:
@@ -268,15 +309,53 @@ class Walker:
             )
         return None
 
-    async def advance(self, level: Level, frame: Frame) -> tuple[Frame, ...] | Ending:
-        """Run one frame's node, fold its update in, route, record and save the step."""
+    async def _watched(self, level: Level, frame: Frame) -> tuple[Frame, ...] | Ending:
+        """:meth:`advance` in a run with breakpoints: a pause before the node, one after it, and
+        a stop once the step is saved."""
+        step = level.steps + 1
+        try:
+            got = await pause_before(self, frame, step)
+        except PauseRequested as paused:
+            level.frames = (frame,)  # the node has not run: it runs on resume
+            return self.interrupt(paused.pause)
+        except asyncio.CancelledError:
+            level.frames = (frame,)
+            return Ending("aborted", f"cancelled at the breakpoint before {frame.path!r} (step {step})")
+        held: tuple[Any, ...] = ()
+        if got is not None:
+            held, stop = got
+            if stop is not None:
+                return self._stop_here(level, stop)
+        frames = await self.advance(level, frame, held)
+        if self.halt is not None:
+            reason, self.halt = self.halt, None
+            if type(frames) is not Ending:
+                level.frames = frames  # the step is routed and saved: a resume goes on from here
+                return self._stop_here(level, reason)
+        return frames
+
+    def _stop_here(self, level: Level, reason: str) -> Ending:
+        """A person stopped the run at a breakpoint: it ends ``aborted``, from inside any
+        sub-graph or branch (as a spent budget does), each level resumable where it is."""
+        if level is self.root:
+            return Ending("aborted", reason)
+        raise Stopped(reason)
+
+    async def advance(self, level: Level, frame: Frame, held: tuple[Any, ...] | None = None) -> tuple[Frame, ...] | Ending:
+        """Run one frame's node, fold its update in, route, record and save the step.
+
+        ``held`` (a run with breakpoints) holds the events of a pause before the node; the
+        step's record keeps them.
+        """
         plan = level.plan
         name = frame.node
         node = plan.nodes[name]
         visit = level.visits.get(name, 0) + 1
         step = level.steps + 1
         before = level.values
-        ctx = Context(self, plan, name, step, visit, frame.path, frame.branch, level.scope) if node.wants_ctx else None
+        ctx = Context(self, plan, name, step, visit, frame.path, frame.branch, level.scope) if node.wants_ctx or held is not None else None
+        if held:
+            ctx._events = list(held)  # type: ignore[union-attr]
         listeners = self.listeners
         if listeners.steps:
             listeners.emit_step(self.enter_event(step, frame, visit))
@@ -304,6 +383,8 @@ class Walker:
             level.frames = (frame,)  # the node runs again on resume, from its start
             return self.interrupt(paused.pause)
         except Aborted as aborted:
+            if type(aborted) is Stopped and level is not self.root:
+                raise  # (up to the run's own level, through every branch on the way)
             return Ending("aborted", aborted.reason)
         except TimedOut as timed:
             return self._timed_out(level, frame, step, timed.deadline)
@@ -328,22 +409,21 @@ class Walker:
             try:
                 verdict = await approve_step(self, node, record, level)
             except PauseRequested as paused:
-                if level is not self.root:
-                    # In a sub-graph the step waits as a branch would: kept, folded after the verdict.
-                    level.steps, level.values = step - 1, before
-                    level.visits[name] = visit - 1
-                    level.settled.append(settled_entry(step, Called((*inner, record), update, hop, ctx), paused.pause))
-                    level.frames = (frame,)
-                    return self.interrupt(paused.pause)
-                # Durable: the step is done and saved; its routing waits for the verdict.
-                level.records.extend((*inner, record))
-                self.save((*inner, record), ())
-                return self.interrupt(paused.pause)
+                return self._park(level, frame, step, visit, before, Called((*inner, record), update, hop, ctx), paused.pause)
             if type(verdict) is Ending:
                 return verdict
             record, denied = verdict
             hop = denied or hop
             values = level.values
+        elif held is not None and self.breaks is not None and self.breaks.stops_after(frame.path):
+            # (A node that asks for approval pauses after it runs already: its approval stands in.)
+            record = make_step(step, frame, visit, started, duration, update, hop.edge if hop else None, ctx)
+            try:
+                record, self.halt = await pause_after(self, record, update)
+            except PauseRequested as paused:
+                return self._park(level, frame, step, visit, before, Called((*inner, record), update, hop, ctx), paused.pause)
+            except asyncio.CancelledError:
+                self.halt = f"cancelled at the breakpoint after {frame.path!r} (step {step})"
         if hop is None:
             hop = node.fixed
             if hop is None:
@@ -380,12 +460,27 @@ class Walker:
                 level.records.append(record._replace(update=None, edge=None, error=error_text(exc)))
                 return self.failure(level, frame, exc, step)
         if listeners.steps:
-            if node.approval:  # node-exit and the verdict were announced while waiting
+            if node.approval or record.approval_events:  # node-exit and the answer were announced while waiting
                 listeners.emit_step(route_event(self.thread, step, hop.edge, frame.path, frame.branch))
             else:
                 for event in step_end_events(self.thread, record):
                     listeners.emit_step(event)
         return frames
+
+    def _park(self, level: Level, frame: Frame, step: int, visit: int, before: dict[str, Any], called: Called, pause: Pause) -> Ending:
+        """A durable pause after ``frame``'s node ran (an approval, a breakpoint): the step waits
+        for the answer, and the run ends ``interrupted``."""
+        if level is not self.root:
+            # In a sub-graph the step waits as a branch would: kept, folded after the answer.
+            level.steps, level.values = step - 1, before
+            level.visits[frame.node] = visit - 1
+            level.settled.append(settled_entry(step, called, pause))
+            level.frames = (frame,)
+            return self.interrupt(pause)
+        # The step is done and saved; its routing waits for the answer.
+        level.records.extend(called.records)
+        self.save(called.records, ())
+        return self.interrupt(pause)
 
     # -- calling a node ---------------------------------------------------------------
 
@@ -440,17 +535,24 @@ class Walker:
     def interrupt(self, *pauses: Pause) -> Ending:
         """A durable pause: end the run ``interrupted``; the checkpoint is written as it ends."""
         first = pauses[0]
-        what = "approval of" if first.kind == "approval" else "input at"
-        reason = f"waiting for {what} node {first.node!r}: {first.prompt}"
+        if first.kind == "breakpoint":
+            what = f"the breakpoint {first.at}"
+            reason = f"paused at {what} {first.path!r}" + (f" in branch {first.branch!r}" if first.branch else "")
+        else:
+            what = "approval of" if first.kind == "approval" else "input at"
+            reason = f"waiting for {what} node {first.node!r}: {first.prompt}"
         if len(pauses) > 1:
             reason = f"waiting for {len(pauses)} answers, first {what} node {first.node!r}: {first.prompt}"
         if self.unanswered is not None:
             reason += f" — {self.unanswered}"
         elif not self.live:
+            answer = "'continue'" if first.kind == "breakpoint" else "answer"
             how = (
-                f"g.resume(result, answer) or g.resume({self.thread!r}, answer, pause={first.id!r})" if len(pauses) == 1
+                f"g.resume(result, {answer}) or g.resume({self.thread!r}, {answer}, pause={first.id!r})" if len(pauses) == 1
                 else "g.resume(result, {pause.id: answer, ...}) for the pauses in result.pauses"
             )
+            if first.kind == "breakpoint":
+                how += " ('step' pauses before the next node, 'stop' ends the run)"
             reason += f" — answer with {how}; for live answers use run = g.start(...) and `await run`"
         return Ending("interrupted", reason, pauses=pauses)
 
