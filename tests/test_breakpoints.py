@@ -464,6 +464,20 @@ class TestLive:
         assert result.outcome == "done" and sorted(ran) == ["x", "y", "z"]
 
 
+    async def test_step_mode_pauses_every_branch_and_step_once_answers_them_all(self):
+        ran: list[str] = []
+        run = mapped(ran).start({"items": ["x", "y", "z"]}, display=False, stepping=True)
+        assert (await within(run.next_pause())).path == "plan"
+        run.step_once()
+        await within(wait_until(lambda: len(run.pending) == 3))
+        assert sorted(p.branch for p in run.pending) == ["grade[0]", "grade[1]", "grade[2]"] and ran == []
+        run.step_once()  # all three
+        merge = await within(run.next_pause())
+        assert (merge.path, sorted(ran)) == ("merge", ["x", "y", "z"])
+        run.go_on()
+        assert (await within(run)).state.merged == "x:ok+y:ok+z:ok"
+
+
 class TestBranchesDurable:
     async def test_each_branch_pauses_and_a_partial_resume_keeps_the_others(self, tmp_path):
         ran: list[str] = []
