@@ -248,12 +248,14 @@ async def _branch(walker: Walker, level: Level, slot: _Slot, entry: Mapping[str,
             return await _break_after(walker, called, pause)
         return await _approve(walker, level, node, called, pause)
     held: tuple[Any, ...] | None = None
-    if walker.breaks is not None:
-        try:
-            got = await pause_before(walker, slot.frame, slot.step)
-        except PauseRequested as paused:
-            return _Parked((paused.pause,))
-        held = ()
+    breaks = walker.breaks
+    if breaks is not None:
+        held, got = (), None
+        if walker.passing or breaks.stops_before(slot.frame.path):
+            try:
+                got = await pause_before(walker, slot.frame, slot.step)
+            except PauseRequested as paused:
+                return _Parked((paused.pause,))
         if got is not None:
             held, stop = got
             if stop is not None:

@@ -312,20 +312,22 @@ class Walker:
     async def _watched(self, level: Level, frame: Frame) -> tuple[Frame, ...] | Ending:
         """:meth:`advance` in a run with breakpoints: a pause before the node, one after it, and
         a stop once the step is saved."""
-        step = level.steps + 1
-        try:
-            got = await pause_before(self, frame, step)
-        except PauseRequested as paused:
-            level.frames = (frame,)  # the node has not run: it runs on resume
-            return self.interrupt(paused.pause)
-        except asyncio.CancelledError:
-            level.frames = (frame,)
-            return Ending("aborted", f"cancelled at the breakpoint before {frame.path!r} (step {step})")
+        breaks = self.breaks
         held: tuple[Any, ...] = ()
-        if got is not None:
-            held, stop = got
-            if stop is not None:
-                return self._stop_here(level, stop)
+        if self.passing or (breaks is not None and (breaks.stepping or frame.path in breaks.before)):
+            step = level.steps + 1
+            try:
+                got = await pause_before(self, frame, step)
+            except PauseRequested as paused:
+                level.frames = (frame,)  # the node has not run: it runs on resume
+                return self.interrupt(paused.pause)
+            except asyncio.CancelledError:
+                level.frames = (frame,)
+                return Ending("aborted", f"cancelled at the breakpoint before {frame.path!r} (step {step})")
+            if got is not None:
+                held, stop = got
+                if stop is not None:
+                    return self._stop_here(level, stop)
         frames = await self.advance(level, frame, held)
         if self.halt is not None:
             reason, self.halt = self.halt, None
@@ -353,9 +355,11 @@ class Walker:
         visit = level.visits.get(name, 0) + 1
         step = level.steps + 1
         before = level.values
-        ctx = Context(self, plan, name, step, visit, frame.path, frame.branch, level.scope) if node.wants_ctx or held is not None else None
-        if held:
-            ctx._events = list(held)  # type: ignore[union-attr]
+        ctx = Context(self, plan, name, step, visit, frame.path, frame.branch, level.scope) if node.wants_ctx else None
+        if held:  # (a breakpoint's pause before the node: its record keeps the events)
+            if ctx is None:
+                ctx = Context(self, plan, name, step, visit, frame.path, frame.branch, level.scope)
+            ctx._events = list(held)
         listeners = self.listeners
         if listeners.steps:
             listeners.emit_step(self.enter_event(step, frame, visit))
@@ -415,7 +419,7 @@ class Walker:
             record, denied = verdict
             hop = denied or hop
             values = level.values
-        elif held is not None and self.breaks is not None and self.breaks.stops_after(frame.path):
+        elif held is not None and self.breaks is not None and frame.path in self.breaks.after:
             # (A node that asks for approval pauses after it runs already: its approval stands in.)
             record = make_step(step, frame, visit, started, duration, update, hop.edge if hop else None, ctx)
             try:
