@@ -352,7 +352,8 @@ class Graph:
     def invoke(self, input: Any = None, **options: Any) -> RunResult:
         """Run to the end, synchronously, and return the :class:`RunResult`.
 
-        Options: ``thread``, ``checkpointer``, ``budget``, ``on_event``, and
+        Options: ``thread``, ``checkpointer``, ``budget``, ``on_event``,
+        ``stepping=True`` to pause before every node (see :meth:`breakpoints`), and
         ``overwrite=True`` to replace a run the given thread already holds (otherwise
         that is a :class:`ThreadExists` error). Works in scripts and inside a running
         notebook loop. Never waits for a person: a pause ends the run
@@ -369,7 +370,9 @@ class Graph:
 
         In a Jupyter kernel a live view of the run is displayed (``display=False``
         turns that off). Pauses wait for answers from the view or from
-        ``run.answer`` / ``run.approve`` / ``run.deny``; ``await run`` gives the result.
+        ``run.answer`` / ``run.approve`` / ``run.deny`` (breakpoints: ``run.go_on`` /
+        ``run.step_once``); ``await run`` gives the result. ``stepping=True`` pauses
+        before every node.
         """
         run = engine.Run(self.compile(), input, live=True, **options).launch()
         if display is not False:

@@ -430,6 +430,19 @@ class TestLive:
         done = chain(ran).resume(result)  # a fresh graph: the thread's breakpoint (after a) is behind it
         assert done.outcome == "done" and ran == ["a", "b", "c", "d"]  # a was routed and saved, not run again
 
+    @pytest.mark.parametrize("at", ["before", "after"])
+    async def test_cancel_at_a_breakpoint_ends_aborted_saying_where(self, at):
+        ran: list[str] = []
+        seen = []
+        run = chain(ran).breakpoints(**{at: ["b"]}).start({"n": 1}, display=False, on_event=seen.append)
+        await within(run.next_pause())
+        run.cancel()
+        result = await within(run)
+        assert (result.outcome, result.reason) == ("aborted", f"cancelled at the breakpoint {at} 'b' (step 2)")
+        assert ran == (["a"] if at == "before" else ["a", "b"])
+        assert [e.node for e in seen if e.type == "node-exit"] == ran  # each node's exit told once
+        assert result.pauses == () and run.pending == ()
+
     async def test_the_views_buttons_answer_a_breakpoint(self):
         from nbgraph.widget import GraphView
 

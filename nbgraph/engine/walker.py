@@ -464,7 +464,8 @@ class Walker:
                 level.records.append(record._replace(update=None, edge=None, error=error_text(exc)))
                 return self.failure(level, frame, exc, step)
         if listeners.steps:
-            if node.approval or record.approval_events:  # node-exit and the answer were announced while waiting
+            if node.approval or record.approval_events or self.halt is not None:
+                # (node-exit and the answer were announced while waiting)
                 listeners.emit_step(route_event(self.thread, step, hop.edge, frame.path, frame.branch))
             else:
                 for event in step_end_events(self.thread, record):
