@@ -498,3 +498,29 @@ class TestLeases:
             stuck.put(paused.thread, store.get(paused.thread), lease=held)
         assert store.get(paused.thread).status == "done"
         stuck.release(held)
+
+
+def test_a_resume_keeps_the_same_node_streak():
+    # max_same_node counts a node's runs in a row across a pause: a resume must not reset it.
+    def build(asks: bool) -> Graph:
+        async def loop(state, ctx):
+            if asks and state.n == 2:
+                await ctx.request_input("go on?")
+            return {"n": state.n + 1}
+
+        g = Graph("streak", max_same_node=4)
+        g.add_node("a", loop)
+        g.add_edge(START, "a")
+        g.add_edge("a", "a", when=lambda s: s.n < 10, label="n < 10")
+        g.add_edge("a", END)
+        return g
+
+    straight = build(asks=False).invoke({"n": 0})
+    store = MemoryCheckpointer()
+    paused = build(asks=True).invoke({"n": 0}, checkpointer=store)
+    assert paused.outcome == "interrupted" and paused.state["n"] == 2
+    resumed = build(asks=True).resume(paused, "yes", checkpointer=store)
+    assert (resumed.outcome, resumed.reason) == (straight.outcome, straight.reason) == (
+        "aborted", "node 'a' ran 4 times in a row (max_same_node=4)"
+    )
+    assert resumed.state["n"] == straight.state["n"]

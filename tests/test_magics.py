@@ -9,6 +9,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from nbgraph import Graph
 from nbgraph.dsl import GraphSyntaxError
+from nbgraph.export import DAG_SCHEMA_VERSION
 
 
 @pytest.fixture
@@ -310,7 +311,7 @@ class TestLineMagic:
 
         run(shell, "%graph export g --format json")
         dag = json.loads(capsys.readouterr().out)
-        assert (dag["version"], dag["mode"], dag["name"]) == ("1.2", "graph", "g")
+        assert (dag["version"], dag["mode"], dag["name"]) == (DAG_SCHEMA_VERSION, "graph", "g")
         assert dag["nodes"] == [
             {"id": "__start__", "kind": "start"},
             {"id": "research", "kind": "function", "approval": False},

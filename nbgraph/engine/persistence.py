@@ -406,7 +406,7 @@ def restore(walker: Walker, last: Checkpoint, answered: tuple[tuple[Pause, Any],
     walker.root.visits = dict(totals["visits"])
     walker.meter.add(totals["tokens"], totals["cost"], totals["turns"])
     walker.seconds = walker.meter.prior_seconds = totals["seconds"]
-    walker.last_node, walker.same = totals["streak"]
+    walker.root.last_node, walker.root.same = totals["streak"]
 
 
 def _restore_breaks(walker: Walker, last: Checkpoint) -> None:
