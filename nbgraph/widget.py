@@ -102,13 +102,29 @@ class GraphView(anywidget.AnyWidget):
     """path -> progress of the branches run there last: total, done, failed, running, paused, waiting."""
     reruns = traitlets.Dict().tag(sync=True)
     """path -> times a resume ran the node again from its start up to an answered pause."""
+    breakpoints = traitlets.Dict().tag(sync=True)
+    """``{"before": [paths], "after": [paths]}``: where runs pause; a click on a node's left
+    edge (or "b" on it) toggles the one before it."""
+    problems = traitlets.List().tag(sync=True)
+    """What the run found wrong once it has ended (``result.problems()``: kind, message, node
+    or edge, path); the graph's own problems are in ``dag``."""
+    costs = traitlets.Dict().tag(sync=True)
+    """node path -> ``{"tokens", "cost"}`` its steps have used so far (nodes that used some)."""
+    frames = traitlets.List().tag(sync=True)
+    """The run's replay frames for the step slider, each as what changed since the one before:
+    step, path, branch, error, and the new counts of the visits and fired edges it changed
+    (never the state: the inspector asks for a step's). Empty until a run has ended."""
 
     def __init__(self, graph: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._graph_name = getattr(graph, "name", None) or self.dag.get("name", "graph")
         self.observer: RunObserver | None = None
+        self._replay: Any = None  # the frames the slider scrubs, once there are any
+        self._builder = _builder_of(graph)
         if graph is not None:
             self.dag = to_dag(graph)
+            shown = graph.declared_breakpoints if graph is self._builder else getattr(graph, "breakpoints", None)
+            self.breakpoints = _breakpoints_json(shown)
         self.on_msg(self._on_message)
 
     @classmethod
@@ -117,6 +133,42 @@ class GraphView(anywidget.AnyWidget):
         view = cls(run.plan)  # what the run walks, even if the graph is redefined meanwhile
         view.observer = RunObserver(view, run, max_rate=max_rate)
         return view
+
+    @classmethod
+    def replay(cls, source: Any, graph: Any = None, *, checkpointer: Any = None) -> GraphView:
+        """A view of a run that has ended, with a step slider at its last frame; no node runs.
+
+        ``source``: a ``RunResult`` or ``Run``, a :class:`~nbgraph.replay.Replay`, a thread
+        id with ``checkpointer=`` (or a ``(checkpointer, thread)`` pair), or an NDJSON
+        trace (its text or a file's path). ``graph`` is the graph a thread or trace ran.
+
+        >>> GraphView.replay("run.ndjson", g)      # doctest: +SKIP
+        """
+        from .replay import Replay, replay
+
+        if isinstance(source, tuple) and len(source) == 2 and checkpointer is None:
+            checkpointer, source = source
+        frames = source if isinstance(source, Replay) else replay(source, checkpointer=checkpointer, graph=graph)
+        view = cls(frames.plan)
+        view.show_frames(frames)
+        records = frames.records
+        top = [record for record in records if "/" not in record.path]
+        view.status = {
+            "state": "done", "outcome": frames.outcome, "reason": frames.reason,
+            "step": top[-1].step if top else 0, "max_steps": frames.plan.max_steps,
+            "tokens": sum(record.tokens for record in records), "cost": sum(record.cost for record in records),
+            "elapsed": round(sum(record.duration for record in top), 2), "current": None,
+        }
+        last = frames.frames[-1]
+        view.visits = dict(last.visits)
+        view.fired = {_edge_key(*edge): count for edge, count in last.fired.items()}
+        view.log = [_exit_line(r.step, r.path, r.branch, r.duration) for r in records[-_LOG_LINES:]]
+        return view
+
+    def show_frames(self, frames: Any) -> None:
+        """Give the slider these replay frames (sent as changes from frame to frame, no state)."""
+        self._replay = frames
+        self.frames = _compact(frames)
 
     def __repr__(self) -> str:
         # Deterministic (no memory address), so saved notebooks compare cleanly.
@@ -142,6 +194,11 @@ class GraphView(anywidget.AnyWidget):
         if kind == "hello":
             _Browser.seen = True  # a browser shows this kernel's views: its people can answer
             return True
+        if kind == "inspect":
+            self.send(self.inspection(content))
+            return True
+        if kind == "toggle-breakpoint":
+            return self.toggle_breakpoint(content.get("path"))
         observer = self.observer
         if observer is None:
             raise ValueError("this view shows a graph, not a run: there is nothing to answer")
@@ -172,7 +229,115 @@ class GraphView(anywidget.AnyWidget):
             run.steer(text)
             observer.note(f"steer: {text}")
             return True
-        raise ValueError(f"unknown message type {kind!r}; expected hello, answer, approve, deny, stop or steer")
+        raise ValueError(f"unknown message type {kind!r}; expected hello, inspect, answer, approve, deny, stop or steer")
+
+    def inspection(self, content: dict[str, Any]) -> dict[str, Any]:
+        """The inspector's message for ``{"type": "inspect", ...}``: a step of the run.
+
+        The step is named by ``step`` (a step of the run's own graph; with ``where``, the
+        log line's place: ``research/search`` or ``ask[1]``), ``node`` (its latest step)
+        or ``frame`` (a frame of the slider). Nothing runs. Raises ValueError for a step
+        the run does not have.
+        """
+        from .inspect import inspect_step
+
+        source: Any = self.observer.run if self.observer is not None else self._replay
+        if source is None:
+            raise ValueError("this view shows a graph, not a run: there is no step to inspect")
+        records = source.history if self.observer is not None else source.records
+        frame = content.get("frame")
+        node = content.get("node")
+        step = content.get("step")
+        if frame is not None:
+            if self._replay is None or not isinstance(frame, int) or isinstance(frame, bool):
+                raise ValueError(f"an 'inspect' message's frame must be a frame index of an ended run, not {frame!r}")
+            if not 0 < frame < len(self._replay.frames):
+                raise ValueError(f"the run has frames 1 to {len(self._replay.frames) - 1} to inspect, not {frame}")
+            seen = self._replay.inspect(frame)
+        elif isinstance(node, str):
+            record = next((r for r in reversed(records) if r.path == node), None)
+            if record is None:
+                raise ValueError(f"node {node!r} has not run in this run: there is no step of it to inspect")
+            seen = inspect_step(source, record)
+        elif isinstance(step, int) and not isinstance(step, bool):
+            where = content.get("where")
+            if isinstance(where, str):
+                record = next((r for r in reversed(records) if r.step == step and _where(r.path, r.branch) == where), None)
+                if record is None:
+                    raise ValueError(f"the run has no step {step} at {where!r} to inspect")
+                seen = inspect_step(source, record)
+            else:
+                seen = inspect_step(source, step)
+        else:
+            raise ValueError("an 'inspect' message needs a step (a number), a node (a path) or a frame")
+        return {"type": "inspection", **seen.model_dump(mode="json")}
+
+    def toggle_breakpoint(self, path: Any) -> bool:
+        """Add the breakpoint before node ``path`` (``research/search`` inside a sub-graph), or remove it.
+
+        It is set on the view's graph (``g.breakpoints``), so the graph's next runs pause
+        there. A run under way that was started with breakpoints pauses there from its next
+        node on; one started without any is not watched for them, so the breakpoint waits for
+        the next run (the view's log says so). Returns whether the breakpoint is set now.
+
+        Raises:
+            ValueError: ``path`` is not the path of a node drawn in this view.
+        """
+        if not isinstance(path, str) or not path:
+            raise ValueError(f"a 'toggle-breakpoint' message needs a node's path, got {path!r}")
+        if path not in _node_paths(self.dag):
+            raise ValueError(f"no breakpoint at {path!r}: graph {self._graph_name!r} has no node there")
+        builder = self._builder
+        if builder is None:
+            raise ValueError("this view has no graph to set a breakpoint on")
+        declared = builder.declared_breakpoints
+        before = set(declared.before) if declared is not None else set()
+        after = sorted(declared.after) if declared is not None else []
+        shown = set(self.breakpoints.get("before") or ())
+        on = path not in shown
+        (before.add if on else before.discard)(path)
+        builder.breakpoints(before=sorted(before), after=after)
+        observer = self.observer
+        breaks = observer.live_breaks() if observer is not None else None
+        if breaks is not None:
+            from .engine.breaks import Breaks
+
+            now = set(breaks.before)
+            (now.add if on else now.discard)(path)
+            pass
+            after = sorted(breaks.after)
+        shown = (shown | {path}) if on else (shown - {path})
+        self.breakpoints = {"before": sorted(shown), "after": sorted(set(self.breakpoints.get("after") or ()) | set(after))}
+        if observer is not None:
+            later = "" if breaks is not None or observer._done else " from the next run (this run was started without breakpoints)"
+            observer.note(f"breakpoint before {path} {'set' if on else 'removed'}{later}")
+        return on
+
+
+def _builder_of(graph: Any) -> Any:
+    """The Graph a view sets breakpoints on: the graph itself, or the builder a plan came from."""
+    if graph is None or hasattr(graph, "declared_breakpoints"):
+        return graph
+    builder = getattr(graph, "graph", None)
+    return builder if hasattr(builder, "declared_breakpoints") else None
+
+
+def _breakpoints_json(breakpoints: Any) -> dict[str, list[str]]:
+    if breakpoints is None:
+        return {"before": [], "after": []}
+    return {"before": sorted(breakpoints.before), "after": sorted(breakpoints.after)}
+
+
+def _node_paths(dag: dict[str, Any], prefix: str = "") -> set[str]:
+    paths: set[str] = set()
+    for node in dag.get("nodes") or ():
+        if node.get("kind") in ("start", "end"):
+            continue
+        path = prefix + node["id"]
+        paths.add(path)
+        if node.get("graph"):
+            paths |= _node_paths(node["graph"], path + "/")
+    return paths
 
 
 def _edge_key(source: str, target: str) -> str:
@@ -182,6 +347,21 @@ def _edge_key(source: str, target: str) -> str:
 def _where(path: str, branch: str | None) -> str:
     # A map's branch is named after its node (ask[1]): say it once.
     return path if not branch else branch if branch.startswith(f"{path}[") else f"{path} [{branch}]"
+
+
+def _compact(frames: Any) -> list[dict[str, Any]]:
+    """Replay frames as the slider takes them: each with only the counts it changed."""
+    out: list[dict[str, Any]] = []
+    visits: Any = {}
+    fired: Any = {}
+    for frame in frames.frames:
+        out.append({
+            "step": frame.step, "path": frame.path, "branch": frame.branch, "error": frame.error,
+            "visits": {k: v for k, v in frame.visits.items() if visits.get(k) != v},
+            "fired": {_edge_key(*k): v for k, v in frame.fired.items() if fired.get(k) != v},
+        })
+        visits, fired = frame.visits, frame.fired
+    return out
 
 
 def _exit_line(step: int, path: str, branch: str | None, duration: float) -> str:
@@ -232,6 +412,10 @@ class RunObserver:
         self._progress: dict[str, dict[str, str]] = {}  # path -> branch -> status, the latest superstep there
         self._live: frozenset[str] = frozenset()  # paths with a superstep under way at the last flush
         self._reruns: dict[str, int] = {}
+        self._costs: dict[str, list[Any]] = {}  # path -> [tokens, cost] of its steps
+        walker = getattr(run, "_walker", None)
+        # A run started with breakpoints is watched for them at every node: a click can add one.
+        self._watched = walker is not None and walker.breaks is not None
         self._sent: tuple[Any, ...] = ()  # what run.running / run.branches / run.pending were when last sent
         self._log: deque[str | tuple[int, str, str | None, float]] = deque(maxlen=_LOG_LINES)
         self._text: list[str] = []
@@ -239,6 +423,7 @@ class RunObserver:
         self._text_step = -1
         self._dirty = False
         self._done = False
+        self._ended: Any = None
         self._last_flush = 0.0
         self._handle: asyncio.TimerHandle | None = None
         self._headless_wait = _headless_wait()
@@ -289,7 +474,35 @@ class RunObserver:
             self._stop_watching()
             if self._no_browser is not None:
                 self._no_browser.cancel()
+            pass
+            self._loop.call_soon(self._show_problems)  # once the run has its result: how it ended too
+            self._frames()
             self._flush()
+
+    def _frames(self) -> None:
+        """The run has ended: give the view's slider its frames (built once, no node runs)."""
+        from .replay import Replay
+
+        try:
+            frames = Replay.from_result(self.run)
+        except (NbgraphError, ValueError, TypeError) as exc:  # the view still shows the run without a slider
+            self._log.append(f"      no replay: {exc}")
+            return
+        self._ended = frames  # sent with the final flush, in the same message
+
+    def _show_problems(self) -> None:
+        """The problems the run met (``result.problems()``), on the drawing."""
+        from .inspect import run_problems
+
+        self.view.problems = [problem.model_dump(mode="json") for problem in run_problems(self.run)]
+
+    def live_breaks(self) -> Any:
+        """The breakpoints of the run under way, if it is watched for them (None: it is not, or it has ended)."""
+        if not self._watched or self._done:
+            return None
+        from .engine.breaks import Breaks
+
+        return self.run._walker.breaks or Breaks()
 
     def _give_up(self, first_look: bool) -> None:
         """A pause has waited its time and no browser has said hello: nobody can answer."""
@@ -338,6 +551,10 @@ class RunObserver:
         for record in fresh:
             status["tokens"] += record.tokens
             status["cost"] += record.cost
+            if record.tokens or record.cost:
+                spent = self._costs.setdefault(record.path, [0, 0.0])
+                pass
+                spent[1] += record.cost
             log.append((record.step, record.path, record.branch, record.duration))  # formatted when sent
             if "/" in record.path:
                 levels.add(record.path.rpartition("/")[0])
@@ -416,8 +633,12 @@ class RunObserver:
             view.running = list(running)
             view.branches = {path: _counts(statuses) for path, statuses in self._progress.items()}
             view.reruns = dict(self._reruns)
+            view.costs = {path: {"tokens": tokens, "cost": round(cost, 6)} for path, (tokens, cost) in self._costs.items()}
             view.text = "".join(self._text)
             view.log = [line if type(line) is str else _exit_line(*line) for line in self._log]
+            if self._ended is not None:
+                view.show_frames(self._ended)
+                self._ended = None
         self.flushes += 1
         if not self._done:
             self._handle = self._loop.call_later(self.interval, self._tick)

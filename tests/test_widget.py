@@ -557,3 +557,91 @@ def test_graph_mimebundle_has_the_widget():
     bundle = graph_mimebundle(human_graph())
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "text/plain" not in bundle
+
+
+def branch_graph(calls: list[str] | None = None) -> Graph:
+    def count(s):
+        if calls is not None:
+            calls.append("count")
+        return {"n": s.n + 1}
+
+    g = Graph("pick", max_same_node=10)
+    g.add_node("count", count)
+    g.add_node("even", lambda s: {"note": f"{s.n} is even"})
+    g.add_node("odd", lambda s: {"note": f"{s.n} is odd"})
+    g.add_edge(START, "count")
+    g.add_edge("count", "even", when=lambda s: s.n % 2 == 0, label="even")
+    g.add_edge("count", "odd", when=lambda s: s.n % 2 == 1, label="odd")
+    g.add_edge("even", END)
+    g.add_edge("odd", END)
+    return g
+
+
+class TestInspectorAndReplay:
+    async def test_inspect_a_log_line_a_node_and_a_frame_of_a_live_run(self):
+        run = branch_graph().start({"n": 2}, display=False)
+        view = GraphView.for_run(run)
+        sent: list[dict] = []
+        view.send = sent.append
+        await run
+        assert view.handle({"type": "inspect", "step": 1})
+        first = sent[-1]
+        assert first["type"] == "inspection" and first["step"] == 1 and first["node"] == "count"
+        assert first["input"]["n"] == 2 and first["change"]["changed"]["n"] == {"before": 2, "after": 3}
+        assert first["edge"]["target"] == "odd"
+        assert {c["target"]: c["holds"] for c in first["candidates"]} == {"even": False, "odd": True}
+        line = view.log[-1]  # "   2  odd  0.1 ms"
+        assert line.split()[:2] == ["2", "odd"]
+        view.handle({"type": "inspect", "step": 2, "where": "odd"})
+        assert sent[-1]["node"] == "odd" and sent[-1]["change"]["added"] == {"note": "3 is odd"}
+        view.handle({"type": "inspect", "node": "count"})
+        assert sent[-1]["step"] == 1
+        view.handle({"type": "inspect", "frame": 2})
+        assert sent[-1]["node"] == "odd"
+
+    async def test_the_live_view_gets_the_frames_when_the_run_ends(self):
+        run = branch_graph().start({"n": 2}, display=False)
+        view = GraphView.for_run(run)
+        wire = Wire(view)
+        assert view.frames == []
+        await run
+        assert [f["path"] for f in view.frames] == [None, "count", "odd"]
+        assert view.frames[1]["visits"] == {"count": 1} and view.frames[1]["fired"] == {"__start__\u2192count": 1, "count\u2192odd": 1}
+        assert view.frames[2]["visits"] == {"odd": 1} and view.frames[2]["fired"] == {"odd\u2192__end__": 1}  # what changed
+        assert "state" not in view.frames[2]
+        assert view.observer.flushes == 1 + len(wire.updates)  # sent with the final flush
+        assert "frames" in wire.updates[-1]
+
+    async def test_bad_inspect_messages_name_what_is_wrong(self):
+        run = branch_graph().start({"n": 2}, display=False)
+        view = GraphView.for_run(run)
+        await run
+        with pytest.raises(ValueError, match="node 'even' has not run"):
+            view.handle({"type": "inspect", "node": "even"})
+        with pytest.raises(ValueError, match="no step 7"):
+            view.handle({"type": "inspect", "step": 7})
+        with pytest.raises(ValueError, match="needs a step"):
+            view.handle({"type": "inspect"})
+        with pytest.raises(ValueError, match="frames 1 to 2"):
+            view.handle({"type": "inspect", "frame": 0})
+        with pytest.raises(ValueError, match="a graph, not a run"):
+            GraphView(branch_graph()).handle({"type": "inspect", "step": 1})
+
+    def test_replay_a_result_and_an_ndjson_trace_without_running_a_node(self):
+        calls: list[str] = []
+        g = branch_graph(calls)
+        result = g.invoke({"n": 4})
+        assert calls == ["count"]
+        calls.clear()  # from here on, a node call would show here
+        for view in (GraphView.replay(result), GraphView.replay(result.to_ndjson(), g)):
+            assert [f["path"] for f in view.frames] == [None, "count", "odd"]
+            assert view.status["state"] == "done" and view.status["outcome"] == "done"
+            assert view.status["step"] == 2
+            assert view.visits == {"count": 1, "odd": 1}
+            assert view.fired["count\u2192odd"] == 1
+            assert view.log[-1].split()[:2] == ["2", "odd"]
+            sent: list[dict] = []
+            view.send = sent.append
+            view.handle({"type": "inspect", "frame": 1})
+            assert sent[-1]["node"] == "count" and sent[-1]["update"] == {"n": 5}
+        assert calls == []
