@@ -304,7 +304,7 @@ class GraphView(anywidget.AnyWidget):
 
             now = set(breaks.before)
             (now.add if on else now.discard)(path)
-            pass
+            observer.run._walker.set_breaks(Breaks(frozenset(now), breaks.after, breaks.stepping))
             after = sorted(breaks.after)
         shown = (shown | {path}) if on else (shown - {path})
         self.breakpoints = {"before": sorted(shown), "after": sorted(set(self.breakpoints.get("after") or ()) | set(after))}
@@ -474,7 +474,7 @@ class RunObserver:
             self._stop_watching()
             if self._no_browser is not None:
                 self._no_browser.cancel()
-            pass
+            self._show_problems()
             self._loop.call_soon(self._show_problems)  # once the run has its result: how it ended too
             self._frames()
             self._flush()
@@ -553,7 +553,7 @@ class RunObserver:
             status["cost"] += record.cost
             if record.tokens or record.cost:
                 spent = self._costs.setdefault(record.path, [0, 0.0])
-                pass
+                spent[0] += record.tokens
                 spent[1] += record.cost
             log.append((record.step, record.path, record.branch, record.duration))  # formatted when sent
             if "/" in record.path:

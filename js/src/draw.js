@@ -99,7 +99,7 @@ function drawLevel(parent, laid, drawing, uid, origin) {
     }
     edgeLayer.appendChild(group);
     if (!drawing.edgeEls.has(edge.key)) drawing.edgeEls.set(edge.key, []);
-    drawing.edgeEls.get(edge.key).push({ group, path, arrow: !joined });
+    drawing.edgeEls.get(edge.key).push({ group, path, arrow: !joined, edge });
   }
   // Where the arms of a join meet: a bar, and one arrow on into the node.
   for (const join of laid.joins) {

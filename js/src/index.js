@@ -3,6 +3,7 @@
 // ({type, pause_id, ...}); the kernel answers errors with {type: "error", message}.
 import { drawGraph, fitLabels, paintRun } from "./draw.js";
 import { estimateWidth, layoutGraph } from "./layout.js";
+import { addMarks, paintMarks, problemMarks } from "./marks.js";
 import { h, pinLog, renderLog, renderPending, renderStatus, reopenPending, submitOnEnter } from "./panel.js";
 import { createViewport } from "./viewport.js";
 
@@ -89,6 +90,7 @@ function render({ model, el }) {
     const dag = model.get("dag") || { nodes: [], edges: [] };
     title.textContent = dag.name || "graph";
     drawing = drawGraph(layoutGraph(dag, open, { measure: textMeasure() }), uid, { onToggle: toggle });
+    addMarks(drawing, (path) => send({ type: "toggle-breakpoint", path }));
     viewport.attach(drawing, anchor);
     requestAnimationFrame(() => drawing && fitLabels(drawing.root));
     paint();
@@ -114,6 +116,11 @@ function render({ model, el }) {
         reruns: model.get("reruns") || {},
         finished: Boolean(st.outcome),
         uid,
+      });
+      paintMarks(drawing, {
+        breakpoints: model.get("breakpoints") || {},
+        problems: problemMarks(model.get("dag") || {}, model.get("problems") || []),
+        costs: model.get("costs") || {},
       });
     }
     const going = st.state === "running" || st.state === "paused";
@@ -164,6 +171,9 @@ function render({ model, el }) {
     ["change:running", paint],
     ["change:branches", paint],
     ["change:reruns", paint],
+    ["change:breakpoints", paint],
+    ["change:problems", paint],
+    ["change:costs", paint],
     ["change:pending", () => {
       error.hidden = true;
       showPending();
