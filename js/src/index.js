@@ -4,7 +4,9 @@
 import { drawGraph, fitLabels, paintRun } from "./draw.js";
 import { estimateWidth, layoutGraph } from "./layout.js";
 import { addMarks, paintMarks, problemMarks } from "./marks.js";
-import { h, pinLog, renderLog, renderPending, renderStatus, reopenPending, submitOnEnter } from "./panel.js";
+import { createInspector } from "./inspector.js";
+import { h, onStepLine, pinLog, renderLog, renderPending, renderStatus, reopenPending, submitOnEnter } from "./panel.js";
+import { createSlider } from "./replay.js";
 import { createViewport } from "./viewport.js";
 
 let counter = 0;
@@ -63,12 +65,22 @@ function render({ model, el }) {
   submitOnEnter(steerInput, steerForm);
   const stop = h("button", "nbg-button nbg-stop", "Stop");
   controls.append(steerForm, stop);
-  side.append(pending, error, textBox, log, controls);
-  body.append(canvas, side);
-  root.append(header, body);
-  el.appendChild(root);
-
   const send = (message) => model.send(message);
+  // A step of the run in the inspector: from a log line, a visited node, or the slider's frame.
+  const inspector = createInspector(h, send);
+  const slider = createSlider(h, { onMove: () => paint(), onInspect: (frame) => inspector.ask({ frame }) });
+  side.append(pending, error, inspector.el, textBox, log, controls);
+  body.append(canvas, side);
+  root.append(header, slider.el, body);
+  el.appendChild(root);
+  onStepLine(log, (step, line) => inspector.ask(step, line));
+  canvas.addEventListener("click", (event) => {
+    const group = event.target.closest && event.target.closest("[data-node]");
+    if (!group || event.target.closest(".nbg-bp, .nbg-frame-handle")) return;
+    if (group.classList.contains("nbg-visited") || group.classList.contains("nbg-current")) {
+      inspector.ask({ node: group.dataset.node }, canvas);
+    }
+  });
   let drawing = null;
   const open = new Set(); // paths of the sub-graph frames shown open
   const viewport = createViewport(canvas, body);
@@ -97,24 +109,26 @@ function render({ model, el }) {
   }
 
   function paint() {
-    const st = model.get("status") || {};
+    const shown = slider.shown(); // an earlier frame of an ended run, or null: the run as it is
+    const st = shown ? { ...model.get("status"), current: shown.frame.path, step: shown.frame.step } : model.get("status") || {};
     const live = Boolean(st.state) && st.state !== "idle";
     root.classList.toggle("nbg-live", live);
     root.dataset.state = st.outcome || st.state || "idle";
     root.dataset.current = st.current || "";
     renderStatus(status, st);
-    const running = model.get("running") || [];
+    const running = shown ? [] : model.get("running") || [];
+    root.dataset.frame = shown ? String(shown.index) : "";
     root.dataset.running = running.join(" ");
     if (drawing) {
       paintRun(drawing, {
         current: st.current || null,
         running: new Set(running),
-        waiting: new Set((model.get("pending") || []).map((pause) => pause.path || pause.node)),
-        visits: model.get("visits") || {},
-        fired: model.get("fired") || {},
-        branches: model.get("branches") || {},
-        reruns: model.get("reruns") || {},
-        finished: Boolean(st.outcome),
+        waiting: new Set(shown ? [] : (model.get("pending") || []).map((pause) => pause.path || pause.node)),
+        visits: shown ? shown.visits : model.get("visits") || {},
+        fired: shown ? shown.fired : model.get("fired") || {},
+        branches: shown ? {} : model.get("branches") || {},
+        reruns: shown ? {} : model.get("reruns") || {},
+        finished: Boolean(st.outcome) && !shown,
         uid,
       });
       paintMarks(drawing, {
@@ -148,7 +162,10 @@ function render({ model, el }) {
   }
 
   function onMessage(message) {
-    if (message && message.type === "error") {
+    if (message && message.type === "inspection") {
+      error.hidden = true;
+      inspector.show(message);
+    } else if (message && message.type === "error") {
       error.textContent = message.message;
       error.hidden = false;
       reopenPending(pending);
@@ -179,11 +196,16 @@ function render({ model, el }) {
       showPending();
       paint();
     }],
+    ["change:frames", () => {
+      slider.set(model.get("frames") || []);
+      paint();
+    }],
     ["change:text", showText],
     ["change:log", showLog],
     ["msg:custom", onMessage],
   ];
   for (const [name, fn] of handlers) model.on(name, fn);
+  slider.set(model.get("frames") || []);
   drawDag();
   showPending();
   showText();

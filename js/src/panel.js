@@ -148,10 +148,47 @@ export function reopenPending(el) {
   }
 }
 
+const STEP_LINE = /^\s*(\d+)  (.+)  [\d.]+ ms$/;
+
+/** A step's log line ("   3  ask[1]  0.4 ms"): its step and place, else null. */
+export function stepOfLine(line) {
+  const match = STEP_LINE.exec(line);
+  return match ? { step: Number(match[1]), where: match[2] } : null;
+}
+
+function logLine(line) {
+  const el = h("div", "nbg-log-line", line);
+  const step = stepOfLine(line);
+  if (step) {
+    // A step's line opens it in the inspector: a click, or Enter / Space on the focused line.
+    el.classList.add("nbg-log-step");
+    el.tabIndex = 0;
+    el.setAttribute("role", "button");
+    el.dataset.step = String(step.step);
+    el.dataset.where = step.where;
+    el.title = "Inspect this step";
+  }
+  return el;
+}
+
 /** The last lines of the run's log, newest at the bottom (and scrolled to, see pinLog). */
 export function renderLog(el, lines) {
-  el.replaceChildren(...lines.map((line) => h("div", "nbg-log-line", line)));
+  el.replaceChildren(...lines.map(logLine));
   if (el.dataset.pinned !== "false") el.scrollTop = el.scrollHeight;
+}
+
+/** Call `open({step, where}, line)` when a step's log line is clicked or Enter is pressed on it. */
+export function onStepLine(el, open) {
+  const fire = (event) => {
+    const line = event.target.closest && event.target.closest(".nbg-log-step");
+    if (!line || !el.contains(line)) return false;
+    open({ step: Number(line.dataset.step), where: line.dataset.where }, line);
+    return true;
+  };
+  el.addEventListener("click", fire);
+  el.addEventListener("keydown", (event) => {
+    if ((event.key === "Enter" || event.key === " ") && fire(event)) event.preventDefault();
+  });
 }
 
 /**

@@ -1,0 +1,106 @@
+// The step slider: scrubs the drawing through a run's frames without running anything.
+// Python sends the frames as changes ({step, path, branch, error, visits, fired}: only the
+// counts that frame changed); the counts at frame i are folded here, from the nearest kept
+// checkpoint, so scrubbing a long run costs at most a few dozen merges per move.
+
+const EVERY = 64; // a checkpoint of the folded counts every this many frames
+
+/** Fold compact frames into the counts at any frame: `at(i)` -> {visits, fired, frame}. */
+export function foldFrames(frames) {
+  const kept = [];
+  let visits = {};
+  let fired = {};
+  frames.forEach((frame, i) => {
+    visits = { ...visits, ...(frame.visits || {}) };
+    fired = { ...fired, ...(frame.fired || {}) };
+    if (i % EVERY === 0) kept.push({ visits, fired });
+  });
+  return {
+    length: frames.length,
+    at(i) {
+      const index = Math.max(0, Math.min(frames.length - 1, i));
+      const base = kept[Math.floor(index / EVERY)] || { visits: {}, fired: {} };
+      const out = { visits: { ...base.visits }, fired: { ...base.fired } };
+      for (let j = Math.floor(index / EVERY) * EVERY + 1; j <= index; j++) {
+        Object.assign(out.visits, frames[j].visits || {});
+        Object.assign(out.fired, frames[j].fired || {});
+      }
+      return { ...out, frame: frames[index], index };
+    },
+  };
+}
+
+/** What a frame says in words: "frame 3 / 7 · step 2 · odd". */
+export function frameLabel(frame, index, last) {
+  if (!frame) return "";
+  if (index === 0) return `frame 0 / ${last} \u00B7 the input`;
+  const where = frame.branch ? `${frame.path} [${frame.branch}]` : frame.path;
+  return `frame ${index} / ${last} \u00B7 step ${frame.step} \u00B7 ${where}${frame.error ? " \u00B7 failed" : ""}`;
+}
+
+/**
+ * The slider row: prev, a range input, next, a label and an Inspect button. `onMove(i)` is
+ * called on every move (the last frame: the run as it ended); `onInspect(i)` for Inspect.
+ * Arrow keys, Home and End move the range input itself; [ and ] move it from anywhere in the row.
+ */
+export function createSlider(h, { onMove, onInspect }) {
+  const row = h("div", "nbg-replay");
+  row.setAttribute("role", "group");
+  row.setAttribute("aria-label", "Replay the run step by step");
+  const prev = h("button", "nbg-button nbg-replay-prev", "\u25C0");
+  prev.setAttribute("aria-label", "Previous step");
+  const range = h("input", "nbg-replay-range");
+  range.type = "range";
+  range.min = "0";
+  range.step = "1";
+  range.setAttribute("aria-label", "Step of the run");
+  const next = h("button", "nbg-button nbg-replay-next", "\u25B6");
+  next.setAttribute("aria-label", "Next step");
+  const label = h("span", "nbg-replay-label");
+  const inspect = h("button", "nbg-button nbg-replay-inspect", "Inspect");
+  inspect.title = "Open this step in the inspector";
+  row.append(prev, range, next, label, inspect);
+  row.hidden = true;
+  let folded = foldFrames([]);
+
+  const last = () => folded.length - 1;
+  function move(i, notify = true) {
+    const index = Math.max(0, Math.min(last(), i));
+    range.value = String(index);
+    range.setAttribute("aria-valuetext", frameLabel(folded.at(index).frame, index, last()));
+    label.textContent = range.getAttribute("aria-valuetext");
+    prev.disabled = index <= 0;
+    next.disabled = index >= last();
+    inspect.disabled = index === 0;
+    row.dataset.frame = String(index);
+    if (notify) onMove(index);
+  }
+  range.addEventListener("input", () => move(Number(range.value)));
+  prev.addEventListener("click", () => move(Number(range.value) - 1));
+  next.addEventListener("click", () => move(Number(range.value) + 1));
+  inspect.addEventListener("click", () => onInspect(Number(range.value)));
+  row.addEventListener("keydown", (event) => {
+    if (event.key === "[" || event.key === "]") {
+      event.preventDefault();
+      move(Number(range.value) + (event.key === "]" ? 1 : -1));
+    }
+  });
+
+  return {
+    el: row,
+    /** New frames: the slider goes to the last one (the run as it ended). */
+    set(frames) {
+      folded = foldFrames(frames || []);
+      row.hidden = folded.length < 2;
+      range.max = String(Math.max(0, last()));
+      move(last(), false);
+    },
+    /** The counts to draw, or null at the last frame (draw the run's own traits). */
+    shown() {
+      const index = Number(range.value);
+      if (row.hidden || index >= last()) return null;
+      return folded.at(index);
+    },
+    move,
+  };
+}
