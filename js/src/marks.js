@@ -67,7 +67,8 @@ export function addMarks(drawing, onBreak) {
     if (node.id === START || node.id === END) continue;
     const y = node.inner ? FRAME_HEAD / 2 : node.height / 2;
     const name = nodeTitle(node.id);
-    const gutter = svg("g", { class: "nbg-bp", tabindex: 0, role: "button", "data-bp": path });
+    // Out of the Tab order (a large graph would put hundreds of stops there): a click focuses it.
+    const gutter = svg("g", { class: "nbg-bp", tabindex: -1, role: "button", "data-bp": path });
     const tip = svg("title");
     gutter.append(
       tip,
