@@ -41,7 +41,7 @@ export function frameLabel(frame, index, last) {
 /**
  * The slider row: prev, a range input, next, a label and an Inspect button. `onMove(i)` is
  * called on every move (the last frame: the run as it ended); `onInspect(i)` for Inspect.
- * Arrow keys, Home and End move the range input itself; [ and ] move it from anywhere in the row.
+ * Arrow keys and Page Up / Down on the range input, Home, End, [ and ] anywhere in the row move it.
  */
 export function createSlider(h, { onMove, onInspect }) {
   const row = h("div", "nbg-replay");
@@ -79,11 +79,20 @@ export function createSlider(h, { onMove, onInspect }) {
   prev.addEventListener("click", () => move(Number(range.value) - 1));
   next.addEventListener("click", () => move(Number(range.value) + 1));
   inspect.addEventListener("click", () => onInspect(Number(range.value)));
+  // The keys are handled here, not left to the range input: inside a notebook JupyterLab takes
+  // the arrow keys first and the input never moves (seen in JupyterLab 4 with Chromium).
+  const KEYS = { ArrowLeft: -1, ArrowDown: -1, ArrowRight: 1, ArrowUp: 1, PageDown: -10, PageUp: 10, "[": -1, "]": 1 };
   row.addEventListener("keydown", (event) => {
-    if (event.key === "[" || event.key === "]") {
-      event.preventDefault();
-      move(Number(range.value) + (event.key === "]" ? 1 : -1));
-    }
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const here = Number(range.value);
+    let to = null;
+    if (event.key === "Home") to = 0;
+    else if (event.key === "End") to = last();
+    else if (event.key in KEYS && (event.target === range || event.key === "[" || event.key === "]")) to = here + KEYS[event.key];
+    if (to === null) return;
+    event.preventDefault();
+    event.stopPropagation();
+    move(to);
   });
 
   return {
