@@ -229,7 +229,7 @@ class GraphView(anywidget.AnyWidget):
             run.steer(text)
             observer.note(f"steer: {text}")
             return True
-        raise ValueError(f"unknown message type {kind!r}; expected hello, inspect, answer, approve, deny, stop or steer")
+        raise ValueError(f"unknown message type {kind!r}; expected hello, inspect, toggle-breakpoint, answer, approve, deny, stop or steer")
 
     def inspection(self, content: dict[str, Any]) -> dict[str, Any]:
         """The inspector's message for ``{"type": "inspect", ...}``: a step of the run.
