@@ -645,3 +645,29 @@ class TestInspectorAndReplay:
             view.handle({"type": "inspect", "frame": 1})
             assert sent[-1]["node"] == "count" and sent[-1]["update"] == {"n": 5}
         assert calls == []
+
+    async def test_a_log_line_inside_a_sub_graph_opens_that_step_not_the_outer_one(self):
+        sub = Graph("inner")
+        sub.add_node("a", lambda s: {"x": 1})
+        sub.add_node("b", lambda s: {"y": 2})
+        sub.add_edge(START, "a")
+        sub.add_edge("a", "b")
+        sub.add_edge("b", END)
+        g = Graph("outer")
+        g.add_node("pre", lambda s: {"n": 1})
+        g.add_node("inner", sub)
+        g.add_edge(START, "pre")
+        g.add_edge("pre", "inner")
+        g.add_edge("inner", END)
+        run = g.start({}, display=False)
+        view = GraphView.for_run(run)
+        sent: list[dict] = []
+        view.send = sent.append
+        await run
+        assert [line.split()[:2] for line in view.log] == [["1", "pre"], ["1", "inner/a"], ["2", "inner/b"], ["2", "inner"]]
+        view.handle({"type": "inspect", "step": 1, "where": "pre"})
+        assert sent[-1]["path"] == "pre" and sent[-1]["update"] == {"n": 1}
+        view.handle({"type": "inspect", "step": 1, "where": "inner/a"})
+        assert sent[-1]["path"] == "inner/a" and sent[-1]["update"] == {"x": 1}
+        view.handle({"type": "inspect", "node": "inner/b"})
+        assert sent[-1]["path"] == "inner/b" and sent[-1]["step"] == 2
