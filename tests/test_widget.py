@@ -671,3 +671,20 @@ class TestInspectorAndReplay:
         assert sent[-1]["path"] == "inner/a" and sent[-1]["update"] == {"x": 1}
         view.handle({"type": "inspect", "node": "inner/b"})
         assert sent[-1]["path"] == "inner/b" and sent[-1]["step"] == 2
+
+    def test_replay_a_thread_from_its_checkpointer(self):
+        store = MemoryCheckpointer()
+        calls: list[str] = []
+        g = branch_graph(calls)
+        result = g.invoke({"n": 4}, checkpointer=store)
+        calls.clear()
+        for view in (GraphView.replay(result.thread, g, checkpointer=store), GraphView.replay((store, result.thread), g)):
+            assert [f["path"] for f in view.frames] == [None, "count", "odd"]
+            assert view.status["outcome"] == "done" and view.visits == {"count": 1, "odd": 1}
+            sent: list[dict] = []
+            view.send = sent.append
+            view.handle({"type": "inspect", "step": 1})
+            assert sent[-1]["change"]["changed"]["n"] == {"before": 4, "after": 5}  # the thread's input
+        assert calls == []
+        with pytest.raises(ValueError, match="no thread 'nope'"):
+            GraphView.replay("nope", g, checkpointer=store)
