@@ -84,15 +84,18 @@ def test_answer_and_approve_in_the_widget(lab, page):
     def label_colour() -> str:
         return view.locator(".nbg-node-label").first.evaluate("el => getComputedStyle(el).fill")
 
-    light = label_colour()
-    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
-    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=TIMEOUT)
+    # (Lab keeps its theme between tests: switch to whichever one is not showing.)
+    was_light = page.evaluate("() => document.body.dataset.jpThemeLight") == "true"
+    other = "Dark" if was_light else "Light"
+    before = label_colour()
+    page.evaluate("t => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", f"JupyterLab {other}")
+    page.wait_for_function("want => document.body.dataset.jpThemeLight === want", arg=str(not was_light).lower(), timeout=TIMEOUT)
     page.wait_for_function(
-        "light => getComputedStyle(document.querySelector('.jp-NotebookPanel .nbg-live .nbg-node-label')).fill !== light",
-        arg=light, timeout=TIMEOUT,
+        "before => getComputedStyle(document.querySelector('.jp-NotebookPanel .nbg-live .nbg-node-label')).fill !== before",
+        arg=before, timeout=TIMEOUT,
     )
     page.locator("#jupyterlab-splash").wait_for(state="detached", timeout=TIMEOUT)
-    view.screenshot(path=str(ARTIFACTS / "widget-done-dark.png"))
+    view.screenshot(path=str(ARTIFACTS / f"widget-done-{other.lower()}.png"))
 
 
 def test_steer_and_stop_a_running_graph(lab, page):
