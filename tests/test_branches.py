@@ -16,6 +16,7 @@ import pydantic
 import pytest
 
 from nbgraph import END, START, Budget, Graph, Send, SQLiteCheckpointer, append
+from turns import wait_until
 
 RUNS = 50
 
@@ -263,13 +264,6 @@ class TestSettle:
 
 # -- 3. stopping a run while its branches wait --------------------------------------------------
 
-
-async def wait_until(condition, turns: int = 2000) -> None:
-    for _ in range(turns):
-        if condition():
-            return
-        await asyncio.sleep(0)
-    raise AssertionError("the run never got there")
 
 
 @pytest.mark.parametrize("finished", [0, 2])

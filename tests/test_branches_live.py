@@ -14,6 +14,7 @@ from typing import Annotated
 import pydantic
 
 from nbgraph import END, START, BranchState, Graph, SQLiteCheckpointer, append
+from turns import wait_until, within
 
 
 class Names(pydantic.BaseModel):
@@ -21,18 +22,6 @@ class Names(pydantic.BaseModel):
     last: str = ""
 
 
-async def within(awaitable, seconds: float = 10):
-    """Await ``awaitable``, failing (not hanging) if a bug leaves it waiting for ever."""
-    async with asyncio.timeout(seconds):
-        return await awaitable
-
-
-async def wait_until(condition, turns: int = 5000) -> None:
-    for _ in range(turns):
-        if condition():
-            return
-        await asyncio.sleep(0)
-    raise AssertionError("the run never got there")
 
 
 def asking(items, finished: list, calls: list | None = None) -> Graph:

@@ -32,20 +32,9 @@ from nbgraph import (
 
 sys.path.insert(0, str(Path(__file__).parent))
 from forked import Forker  # noqa: E402
+from turns import wait_until, within  # noqa: E402
 
 
-async def within(awaitable, seconds: float = 10):
-    """Await ``awaitable``, failing (not hanging) if a bug leaves it waiting for ever."""
-    async with asyncio.timeout(seconds):
-        return await awaitable
-
-
-async def wait_until(condition, turns: int = 5000) -> None:
-    for _ in range(turns):
-        if condition():
-            return
-        await asyncio.sleep(0)
-    raise AssertionError("the run never got there")
 
 
 def chain(ran: list[str] | None = None) -> Graph:

@@ -6,23 +6,7 @@ from __future__ import annotations
 
 import re
 
-from test_widget_browser import TIMEOUT
-
-
-def open_notebook(page, lab, notebook: str):
-    """Open ``notebook`` and wait for its kernel; returns the notebook panel."""
-    page.goto(lab.notebook_url(notebook), timeout=TIMEOUT)
-    panel = page.locator(".jp-NotebookPanel:visible")
-    panel.locator(".jp-Notebook").wait_for(timeout=TIMEOUT)
-    page.wait_for_function(
-        """() => {
-            const panel = window.jupyterapp?.shell.currentWidget;
-            const kernel = panel?.sessionContext?.session?.kernel;
-            return panel?.context?.isReady && kernel?.connectionStatus === 'connected' && kernel?.status === 'idle';
-        }""",
-        timeout=TIMEOUT,
-    )
-    return panel
+from test_widget_browser import TIMEOUT, open_notebook
 
 
 def run_cells(page, first: int, last: int) -> None:

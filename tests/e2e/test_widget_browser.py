@@ -7,12 +7,11 @@ from conftest import ARTIFACTS
 TIMEOUT = 30_000  # ms; each wait ends as soon as its condition holds
 
 
-def run_all(page, lab, notebook: str):
-    """Open ``notebook``, wait for its kernel, run every cell; returns the notebook panel."""
+def open_notebook(page, lab, notebook: str):
+    """Open ``notebook`` and wait until its kernel is connected and idle; returns the notebook panel."""
     page.goto(lab.notebook_url(notebook), timeout=TIMEOUT)
     panel = page.locator(".jp-NotebookPanel:visible")
     panel.locator(".jp-Notebook").wait_for(timeout=TIMEOUT)
-    # Wait until the notebook's kernel is connected and idle, then run every cell.
     page.wait_for_function(
         """() => {
             const panel = window.jupyterapp?.shell.currentWidget;
@@ -21,6 +20,12 @@ def run_all(page, lab, notebook: str):
         }""",
         timeout=TIMEOUT,
     )
+    return panel
+
+
+def run_all(page, lab, notebook: str):
+    """Open ``notebook``, wait for its kernel, run every cell; returns the notebook panel."""
+    panel = open_notebook(page, lab, notebook)
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     return panel
 
