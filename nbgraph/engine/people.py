@@ -263,19 +263,25 @@ def apply_verdict(
     return record, None
 
 
+def _take_answered_step(walker: Walker, pause: Pause, answer: Any) -> Step:
+    """The step a resumed run was paused after, taken back from the history with the
+    pause and its answer recorded in it, where a live run records them."""
+    walker.resuming = None
+    thread = walker.thread
+    record = walker.history.pop()
+    events = (interrupt(thread, record.step, pause), resume(thread, record.step, pause, answer))
+    for event in events:
+        walker.listeners.emit(event)
+    return record._replace(approval_events=events)
+
+
 def settle_resumed_approval(walker: Walker, pause: Pause, verdict: Approval) -> Ending | None:
     """Finish the approval a resumed run was paused on, then route on.
 
     The step's record keeps the pause and its answer, as a live approval's does, so
     the thread's trace shows them in the same place.
     """
-    walker.resuming = None
-    thread = walker.thread
-    record = walker.history.pop()
-    events = (interrupt(thread, record.step, pause), resume(thread, record.step, pause, verdict))
-    for event in events:
-        walker.listeners.emit(event)
-    record = record._replace(approval_events=events)
+    record = _take_answered_step(walker, pause, verdict)
     node = walker.plan.nodes[record.node]
     settled = apply_verdict(walker, node, record, verdict)
     if isinstance(settled, Ending):
@@ -356,13 +362,7 @@ async def pause_after(walker: Walker, record: Step, update: Any) -> tuple[Step, 
 def settle_resumed_break(walker: Walker, pause: Pause, answer: str) -> Ending | None:
     """Route on from the step a resumed run was paused after (its breakpoint's answer brought
     by the resume); ``stop`` ends the run once the step is routed."""
-    walker.resuming = None
-    thread = walker.thread
-    record = walker.history.pop()
-    events = (interrupt(thread, record.step, pause), resume(thread, record.step, pause, answer))
-    for event in events:
-        walker.listeners.emit(event)
-    record = record._replace(approval_events=events)
+    record = _take_answered_step(walker, pause, answer)
     walker.take_break_answer(answer)
     hop = walker.plan.hop_of(record.edge) if record.edge is not None else walker.route_from(record)
     record = record._replace(edge=hop.edge)
