@@ -24,7 +24,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from nbgraph import END, START, Graph, MessagesState, SQLiteCheckpointer  # noqa: E402
-from nbgraph.inspect import inspect_step  # noqa: E402
+from nbgraph.inspection import inspect_step  # noqa: E402
 from nbgraph.llm import UserMessage  # noqa: E402
 from nbgraph.replay import Replay  # noqa: E402
 

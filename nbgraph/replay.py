@@ -23,7 +23,9 @@ from .engine.calls import replay as fold_record
 from .engine.calls import shares_state
 from .history import FiredEdge, Step
 from ._timeline import Walk, record_key
-from .inspect import Inspection, _inspect, _plan, _stored, _top, _values, inspect_step
+from .inspection import Inspection, inspect_step
+from .inspection._sources import _plan, _stored, _top, _values
+from .inspection._step import _inspect
 from .names import START
 from .plan import Plan
 from .reducers import AppendLog, append

@@ -239,7 +239,7 @@ class GraphView(anywidget.AnyWidget):
         or ``frame`` (a frame of the slider). Nothing runs. Raises ValueError for a step
         the run does not have.
         """
-        from .inspect import inspect_step
+        from .inspection import inspect_step
 
         source: Any = self.observer.run if self.observer is not None else self._replay
         if source is None:
@@ -492,7 +492,7 @@ class RunObserver:
 
     def _show_problems(self) -> None:
         """The problems the run met (``result.problems()``), on the drawing."""
-        from .inspect import run_problems
+        from .inspection import run_problems
 
         self.view.problems = [problem.model_dump(mode="json") for problem in run_problems(self.run)]
 

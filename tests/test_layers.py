@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         "nbgraph.export", "nbgraph.checkpoint", "nbgraph.checkpoint.log", "nbgraph.checkpoint.memory", "nbgraph.checkpoint.sqlite",
         "nbgraph.checkpoint.redis",
     }),
-    ("the engine", {"nbgraph.engine", "nbgraph.engine.*", "nbgraph._timeline", "nbgraph.inspect", "nbgraph.replay"}),
+    ("the engine", {"nbgraph.engine", "nbgraph.engine.*", "nbgraph._timeline", "nbgraph.inspection", "nbgraph.inspection.*", "nbgraph.replay"}),
     ("models and tools", {"nbgraph.llm", "nbgraph.llm.*"}),
     ("the builder and the language", {"nbgraph.compiler", "nbgraph.graph", "nbgraph.dsl", "nbgraph.dsl.*", "nbgraph.prebuilt", "nbgraph.prebuilt.heartbeat", "nbgraph"}),
     ("the notebook layer", {"nbgraph._display", "nbgraph.widget", "nbgraph.magics"}),

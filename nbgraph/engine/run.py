@@ -105,10 +105,10 @@ class RunResult:
         return to_dag(self._run.plan, self.history)
 
     def inspect(self, step: int | Step) -> Any:
-        """One step seen whole (an :class:`~nbgraph.inspect.Inspection`): the state it saw, its
+        """One step seen whole (an :class:`~nbgraph.inspection.Inspection`): the state it saw, its
         update as a diff, every edge out of its node with its condition's value, tokens, cost,
         time, LLM messages. ``step`` is a step number or a record of ``history``; no node runs."""
-        from ..inspect import inspect_step
+        from ..inspection import inspect_step
 
         return inspect_step(self, step)
 
@@ -120,7 +120,7 @@ class RunResult:
 
     def problems(self) -> list[Any]:
         """Conditions, maps and routers that raised, and nodes no edge out of matched, in this run."""
-        from ..inspect import run_problems
+        from ..inspection import run_problems
 
         return run_problems(self)
 

@@ -23,7 +23,7 @@ from nbgraph import (
     llm_node,
 )
 from nbgraph.checkpoint.sqlite import SQLiteCheckpointer as _SQLite
-from nbgraph.inspect import Inspection, diff_states, inspect_step
+from nbgraph.inspection import Inspection, diff_states, inspect_step
 from nbgraph.llm import Reply, UserMessage
 from nbgraph.reducers import AppendLog
 
