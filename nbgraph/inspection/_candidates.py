@@ -1,4 +1,4 @@
-"""Every edge out of a step's node, its condition, map or router evaluated again on the state routing saw.
+"""Every edge out of a step's node, evaluated again on the state routing saw.
 
 Conditions, maps and routers are pure by contract, so this runs no node; one that
 raises becomes a :class:`Problem` and the candidate's ``error``, never an exception.

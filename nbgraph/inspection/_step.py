@@ -1,5 +1,8 @@
-"""One step seen whole, read from a walk of its records: the state it saw, its diff, its
-edges, its LLM exchange and pauses, and notes on what the source does not record."""
+"""One step seen whole, read from a walk of its records.
+
+The state it saw, its diff, its edges, its LLM exchange and pauses, and notes on what
+the source does not record, such as the request sent to a model.
+"""
 
 from __future__ import annotations
 
