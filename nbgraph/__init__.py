@@ -39,6 +39,7 @@ from .reducers import Reducer, accumulate, append, merge, overwrite
 from .state import StateView
 
 if TYPE_CHECKING:
+    from .batch import Batch, BatchProgress, BatchRow, compare
     from .checkpoint.redis import RedisCheckpointer
     from .checkpoint.sqlite import SQLiteCheckpointer
     from .events import Event, parse_ndjson
@@ -49,6 +50,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Approval",
+    "Batch",
+    "BatchProgress",
+    "BatchRow",
     "BranchState",
     "Budget",
     "Checkpoint",
@@ -96,6 +100,7 @@ __all__ = [
     "ThreadExists",
     "accumulate",
     "append",
+    "compare",
     "default_checkpointer",
     "llm_node",
     "merge",
@@ -105,6 +110,10 @@ __all__ = [
 ]
 
 _LAZY = {
+    "Batch": "batch",
+    "BatchProgress": "batch",
+    "BatchRow": "batch",
+    "compare": "batch",
     "Approval": "pauses",
     "Event": "events",
     "Pause": "pauses",

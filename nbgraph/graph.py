@@ -427,6 +427,43 @@ class Graph:
         """Start a new run from the checkpoint after ``step`` with the graph as defined now."""
         return engine.fork(self.compile(), run_or_thread, step=step, update=update, checkpointer=checkpointer, **options)
 
+    def batch(
+        self,
+        inputs: Any,
+        concurrency: int = 32,
+        budget: Budget | None = None,
+        checkpointer: Checkpointer | None = None,
+        executor: Any = None,
+        **options: Any,
+    ) -> Any:
+        """Run every input (a list, or a dict ``{input id: input}``) at once and return a table
+        with a row per input: ``input_id``, ``outcome``, ``path``, ``tokens``, ``cost``,
+        ``duration``, ``error``, ``thread`` (a DataFrame when pandas is installed).
+
+        At most ``concurrency`` runs at a time, each with ``budget``; an input that fails
+        (or does not fit the state) is a ``failed`` row and the batch goes on. Options:
+        ``total=Budget(tokens=, cost=)`` for the whole batch, ``batch="id"`` with a
+        ``checkpointer`` to make it resumable, ``retry=True``, ``progress=``, ``table=``;
+        see :class:`nbgraph.batch.Batch`.
+        """
+        from .batch import batch
+
+        return batch(self, inputs, concurrency=concurrency, budget=budget, checkpointer=checkpointer, executor=executor, **options)
+
+    async def abatch(
+        self,
+        inputs: Any,
+        concurrency: int = 32,
+        budget: Budget | None = None,
+        checkpointer: Checkpointer | None = None,
+        executor: Any = None,
+        **options: Any,
+    ) -> Any:
+        """Async :meth:`batch`, on the running loop (the kernel's, in a notebook)."""
+        from .batch import abatch
+
+        return await abatch(self, inputs, concurrency=concurrency, budget=budget, checkpointer=checkpointer, executor=executor, **options)
+
     # -- export -------------------------------------------------------------------
 
     def to_mermaid(self) -> str:

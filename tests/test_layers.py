@@ -22,6 +22,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     }),
     ("the engine", {"nbgraph.engine", "nbgraph.engine.*", "nbgraph._timeline", "nbgraph.inspection", "nbgraph.inspection.*", "nbgraph.replay"}),
     ("models and tools", {"nbgraph.llm", "nbgraph.llm.*"}),
+    ("batches", {"nbgraph.batch", "nbgraph.batch.*"}),
     ("the builder and the language", {"nbgraph.compiler", "nbgraph.graph", "nbgraph.dsl", "nbgraph.dsl.*", "nbgraph.prebuilt", "nbgraph.prebuilt.heartbeat", "nbgraph"}),
     ("the notebook layer", {"nbgraph._display", "nbgraph.widget", "nbgraph.magics"}),
 ]

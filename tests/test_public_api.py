@@ -9,13 +9,13 @@ import nbgraph
 
 EXPECTED_NAMES = {
     "END", "START",
-    "Approval", "BranchState", "Budget", "Checkpoint", "CheckpointError", "Checkpointer", "Context", "End", "Event", "FiredEdge", "Frame", "Goto",
+    "Approval", "Batch", "BatchProgress", "BatchRow", "BranchState", "Budget", "Checkpoint", "CheckpointError", "Checkpointer", "Context", "End", "Event", "FiredEdge", "Frame", "Goto",
     "Graph", "GraphSyntaxError", "GraphValidationError", "GraphWarning", "InvalidUpdate", "Lease", "LeaseLost", "MaxStepsExceeded",
     "MemoryCheckpointer", "MessagesState", "NbgraphError", "NoEdgeMatched", "NoPendingRequest",
     "OpenAIModel", "Outcome", "Pause", "Reducer", "RedisCheckpointer", "ResumeError", "RouteDecision",
     "RoutingError", "Run", "RunFailed", "RunResult", "RunStillRunning", "SQLiteCheckpointer",
     "ScriptedModel", "Send", "StateView", "Step", "ThreadBusy", "ThreadExists",
-    "accumulate", "append", "default_checkpointer", "llm_node", "merge", "overwrite", "parse_ndjson", "tool",
+    "accumulate", "append", "compare", "default_checkpointer", "llm_node", "merge", "overwrite", "parse_ndjson", "tool",
 }
 
 
