@@ -30,7 +30,7 @@ from .context import Context
 from .ending import Ending
 from .limits import Aborted, branch_waits
 from .listeners import interrupt, resume, step_end_events
-from .people import PauseRequested, approve_step, pause_after, pause_before, stop_reason
+from .people import ASK_BUDGET, PauseRequested, approve_step, ask_budget, pause_after, pause_before, stop_reason
 
 if TYPE_CHECKING:
     from ..pauses import Pause
@@ -71,8 +71,12 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
     n = len(frames)
     if level.steps + n > plan.max_steps:
         return walker._hit_max_steps(level, frames[0].node)
-    if walker.meter.budget is not None and (reason := walker.meter.over()) is not None:
-        return Ending("aborted", reason)
+    if walker.meter.budget is not None:
+        stop = walker.budget_stop(n)
+        while stop is ASK_BUDGET:
+            stop = await ask_budget(walker, level, frames) or walker.budget_stop(n)
+        if stop is not None:
+            return stop
     level.last_node, level.same = None, 0
     base = level.steps
     slots = _number(level, frames, base)

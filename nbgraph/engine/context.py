@@ -147,6 +147,33 @@ class Context:
             if reason is not None:
                 raise Aborted(reason)
 
+    def rerun(self) -> Any:
+        """What a resume would run again to come back to where this node is now (a :class:`~nbgraph.pauses.Rerun`)."""
+        from ..pauses import Rerun
+
+        tools = tuple(event.name for event in self._events or () if event.type == "tool-call")
+        return Rerun(path=self.path, model_calls=self.turns, tool_calls=tools, answered=max(self._asked - 1, 0))
+
+    async def within_budget(self) -> None:
+        """Before an LLM call: abort the run if a budget is used up, or, when the budget asks
+        (``Budget(ask=True)``), wait for a person to raise it (a durable run ends
+        ``interrupted`` and this node runs again from its start on resume)."""
+        walker = self._walker
+        if walker is None or walker.meter.budget is None:
+            return
+        meter = walker.meter
+        if meter.budget.ask:
+            from ..history import Frame
+            from .people import budget_pause, raise_budget
+
+            while over := meter.ahead(0):
+                frame = Frame(self.node, self.path, self.branch)
+                pause = budget_pause(walker, (frame,), self.step, over, reruns=self.rerun())
+                ending = raise_budget(walker, pause, await walker.wait_for_person(pause, self))
+                if ending is not None:
+                    raise Aborted(ending.reason or "stopped at a budget pause")
+        self.check_budget()
+
     def take_steering(self) -> list[str]:
         """Messages queued with ``run.steer(text)`` since the last call, oldest first."""
         if self._walker is None:
@@ -204,6 +231,7 @@ class Context:
             options=tuple(options) if options is not None else None,
             input_kind="choice" if options is not None and kind == "text" else kind,
             slot=slot,
+            reruns=self.rerun(),
         )
         answer = await walker.wait_for_person(pause, self)
         pauses.answers[slot] = answer

@@ -7,7 +7,12 @@ import time
 from contextvars import ContextVar
 from typing import NamedTuple
 
-__all__ = ["Aborted", "Budget", "Deadline", "Meter", "branch_waits", "node_deadline"]
+__all__ = ["Aborted", "BUDGET_SLOT", "Budget", "Deadline", "Meter", "branch_waits", "node_deadline"]
+
+BUDGET_SLOT = "__budget__"
+"""Where a thread's checkpoints keep limits a person raised, among the answers (a reserved slot)."""
+
+_ASKED = ("turns", "tokens", "cost")
 
 
 class Budget(NamedTuple):
@@ -15,12 +20,18 @@ class Budget(NamedTuple):
 
     ``turns`` counts LLM calls, ``tokens`` and ``cost`` what the model reported,
     ``seconds`` the run's own time (waiting for a person never counts).
+
+    ``ask=True``: instead of aborting, the run pauses for a person (a pause of kind
+    ``budget``) before a step that could take it past ``turns``, ``tokens`` or ``cost``
+    (what it has used plus the most one step has taken so far), or when an LLM call
+    finds one reached. The answer raises the limits and the run goes on, or stops it.
     """
 
     turns: int | None = None
     tokens: int | None = None
     cost: float | None = None
     seconds: float | None = None
+    ask: bool = False
 
 
 class Aborted(BaseException):
@@ -38,10 +49,14 @@ class Meter:
     run's own time; a resumed run starts from the seconds its earlier parts used.
     """
 
-    __slots__ = ("_asked_at", "asking", "budget", "cost", "prior_seconds", "t0", "timed", "tokens", "turns", "waited")
+    __slots__ = (
+        "_asked_at", "_mark", "asking", "budget", "chosen", "cost", "peak", "prior_seconds", "t0", "timed", "tokens", "turns", "waited",
+    )
 
     def __init__(self, budget: Budget | None) -> None:
         self.budget = budget
+        self.chosen = False
+        """The budget was given to this run, not taken from its graph (a resume keeps raised limits otherwise)."""
         self.timed = budget is not None and budget.seconds is not None
         """The run has a time budget, which async nodes are held to."""
         self.tokens = 0
@@ -54,6 +69,9 @@ class Meter:
         self.asking = 0
         """How many people are being asked now."""
         self._asked_at = 0.0
+        self.peak = [0, 0, 0.0]
+        """The most one step (or superstep) has used so far: turns, tokens, cost."""
+        self._mark = (0, 0, 0.0)
 
     def add(self, tokens: int, cost: float, turns: int) -> None:
         self.tokens += tokens
@@ -82,17 +100,72 @@ class Meter:
         budget = self.budget
         if budget is None:
             return None
+        return self.spent() or self.out_of_time()
+
+    def spent(self) -> str | None:
+        """Which of turns, tokens and cost is used up, or None."""
+        budget = self.budget
+        assert budget is not None
         if budget.turns is not None and self.turns >= budget.turns:
             return f"budget exceeded: turns {self.turns} >= {budget.turns}"
         if budget.tokens is not None and self.tokens >= budget.tokens:
             return f"budget exceeded: tokens {self.tokens} >= {budget.tokens}"
         if budget.cost is not None and self.cost >= budget.cost:
             return f"budget exceeded: cost {self.cost:.4f} >= {budget.cost}"
+        return None
+
+    def out_of_time(self) -> str | None:
+        budget = self.budget
+        assert budget is not None
         if budget.seconds is not None:
             elapsed = self.elapsed()
             if elapsed >= budget.seconds:
                 return f"budget exceeded: seconds {elapsed:.3f} >= {budget.seconds}"
         return None
+
+    def mark(self) -> None:
+        """What was used so far came before this run's steps (a resumed run's totals)."""
+        self._mark = (self.turns, self.tokens, self.cost)
+
+    def ahead(self, count: int) -> tuple[str, ...]:
+        """The limits of an asking budget that the next ``count`` steps could pass: used plus
+        ``count`` times the most one step has used, or a limit already reached (``count=0``:
+        only those, in the middle of a step)."""
+        budget = self.budget
+        assert budget is not None
+        used = (self.turns, self.tokens, self.cost)
+        peak = self.peak
+        if count:
+            for i, value in enumerate(used):  # what was used since the last look was one step
+                spent = value - self._mark[i]
+                if spent > peak[i]:
+                    peak[i] = spent
+            self._mark = used
+        over = []
+        for i, key in enumerate(_ASKED):
+            limit = getattr(budget, key)
+            if limit is not None and (used[i] >= limit or used[i] + peak[i] * count > limit):
+                over.append(key)
+        return tuple(over)
+
+    def figures(self, over: tuple[str, ...], count: int = 1) -> dict[str, dict[str, float] | tuple[str, ...]]:
+        """A budget pause's figures (see :class:`~nbgraph.pauses.BudgetFigures`)."""
+        budget = self.budget
+        assert budget is not None
+        used = {"turns": self.turns, "tokens": self.tokens, "cost": round(self.cost, 6)}
+        limits = {key: getattr(budget, key) for key in _ASKED if getattr(budget, key) is not None}
+        ahead = {key: round(self.peak[i] * count, 6) for i, key in enumerate(_ASKED) if key in limits}
+        suggested: dict[str, float] = {}
+        for key, limit in limits.items():
+            raised = max(limit * 2, used[key] + 2 * ahead[key])  # twice the limit, or room for two more steps
+            suggested[key] = round(raised, 6) if key == "cost" else int(-(-raised // 1))
+        return {"used": used, "limits": limits, "next": ahead, "over": over, "suggested": suggested}
+
+    def raise_to(self, limits: dict[str, float]) -> Budget:
+        """Raise the budget's limits (a person's answer to a budget pause)."""
+        assert self.budget is not None
+        self.budget = self.budget._replace(**limits)
+        return self.budget
 
     def check(self) -> None:
         """Raise :class:`Aborted` if a limit is exceeded."""

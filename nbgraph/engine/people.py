@@ -19,7 +19,7 @@ from ..names import END, new_id
 from ..plan import Hop, NodePlan
 from ..state import to_jsonable
 from .ending import Ending
-from .limits import branch_waits, node_deadline
+from .limits import BUDGET_SLOT, branch_waits, node_deadline
 from .listeners import interrupt, node_exit, resume, route_event
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .walker import Walker
 
 __all__ = [
-    "PauseRequested", "Pauses", "apply_verdict", "approve_step", "check_storable", "pause_after", "pause_before",
+    "ASK_BUDGET", "PauseRequested", "ask_budget", "raise_budget", "Pauses", "apply_verdict", "approve_step", "check_storable", "pause_after", "pause_before",
     "settle_resumed_approval", "settle_resumed_break", "stop_reason", "wait_for_person",
 ]
 
@@ -80,7 +80,7 @@ class Pauses:
         pause, future = entry
         if future.done():
             return False
-        from ..pauses import read_approval, read_break, read_input
+        from ..pauses import read_approval, read_break, read_budget, read_input
 
         check_storable(value, pause)
         if pause.kind == "approval":
@@ -89,6 +89,8 @@ class Pauses:
                 check_update(value.update, pause.node)
         elif pause.kind == "breakpoint":
             value = read_break(value)
+        elif pause.kind == "budget":
+            value = read_budget(pause, value)
         else:
             value = read_input(pause, value)
         del self.open[pause_id]
@@ -373,3 +375,59 @@ def settle_resumed_break(walker: Walker, pause: Pause, answer: str) -> Ending | 
     if answer == "stop":
         return Ending("aborted", stop_reason(pause))
     return None
+
+
+# -- budgets that ask ------------------------------------------------------------------
+
+ASK_BUDGET = Ending("aborted", "the budget is about to be exceeded")
+"""What the walker's limit check gives when a budget with ``ask=True`` wants a person."""
+
+
+def budget_pause(walker: Walker, frames: tuple[Frame, ...], step: int, over: tuple[str, ...], reruns: Any = None) -> Pause:
+    """The pause that asks a person to raise the budget before ``frames`` run (or, with
+    ``reruns``, in the middle of a node whose LLM call found a limit reached)."""
+    from ..pauses import BudgetFigures, Pause
+
+    meter = walker.meter
+    _keep_budget(walker, meter.budget)  # a resume elsewhere raises these limits, not its graph's
+    figures = BudgetFigures.model_validate(meter.figures(over, len(frames)))
+    used, limits, ahead = figures.used, figures.limits, figures.next
+    said = "; ".join(
+        f"{key} {_figure(key, used[key])} of {_figure(key, limits[key])} used"
+        + (f", the next step may take {_figure(key, ahead[key])}" if ahead.get(key) else "")
+        for key in over
+    )
+    frame = frames[0]
+    return Pause(
+        id=new_id(), kind="budget", node=frame.node, step=step, path=frame.path, branch=frame.branch,
+        prompt=f"budget about to be exceeded: {said}", input_kind="budget", budget=figures, reruns=reruns,
+    )
+
+
+def _figure(key: str, value: float) -> str:
+    return f"{value:.4f}" if key == "cost" else f"{value:g}"
+
+
+async def ask_budget(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> Ending | None:
+    """Ask a person to raise the budget before ``frames`` run: None once raised (the caller
+    checks again), or how the run ends (``stop``; or ``interrupted`` when it cannot wait)."""
+    over = walker.meter.ahead(len(frames))
+    pause = budget_pause(walker, frames, level.steps + 1, over)
+    if not walker.live:
+        level.frames = frames  # nothing ran: they run on resume, with the raised budget
+        return walker.interrupt(pause)
+    answer = await wait_for_person(walker, pause, None)
+    return raise_budget(walker, pause, answer)
+
+
+def raise_budget(walker: Walker, pause: Pause, answer: Any) -> Ending | None:
+    """Apply a person's answer to budget ``pause``: raised limits (kept with the thread, so a
+    resume elsewhere has them), or ``stop``."""
+    if answer == "stop":
+        return Ending("aborted", f"budget exceeded: stopped at the budget pause before {pause.path!r} ({pause.prompt})")
+    _keep_budget(walker, walker.meter.raise_to(answer))
+    return None
+
+
+def _keep_budget(walker: Walker, budget: Any) -> None:
+    walker.pauses.answers[BUDGET_SLOT] = {key: value for key, value in budget._asdict().items() if value is not None}

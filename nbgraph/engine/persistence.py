@@ -24,7 +24,8 @@ from ..plan import Plan
 from ..state import to_jsonable
 from .breaks import SLOT, Breaks
 from .calls import replay, shares_state
-from .people import check_storable
+from .limits import BUDGET_SLOT, Budget
+from .people import check_storable, raise_budget
 
 if TYPE_CHECKING:
     from ..pauses import Pause
@@ -327,13 +328,18 @@ def open_thread(
                 f"thread {thread!r} is paused at the breakpoint {pause.at} {pause.path!r}; pass answer='continue' "
                 "(on to the next breakpoint), 'step' (pause before the next node) or 'stop'"
             )
+        if answer is None and pause.kind == "budget":
+            raise ResumeError(
+                f"thread {thread!r} is paused before {pause.path!r}: {pause.prompt}; pass the raised limits, "
+                f"answer={{'tokens': ...}} (suggested: {pause.budget.suggested if pause.budget else {}}), or 'stop'"
+            )
         if answer is None:
             raise ResumeError(
                 f"thread {thread!r} is waiting for {'an approval' if pause.kind == 'approval' else 'input'} "
                 f"at node {pause.node!r} ({pause.prompt!r}); pass answer="
             )
         given = {pause.id: answer}
-    from ..pauses import read_approval, read_break, read_input
+    from ..pauses import read_approval, read_break, read_budget, read_input
 
     answered = []
     for pid, value in given.items():
@@ -343,6 +349,8 @@ def open_thread(
             answered.append((pause, read_input(pause, value)))
         elif pause.kind == "breakpoint":
             answered.append((pause, read_break(value)))
+        elif pause.kind == "budget":
+            answered.append((pause, read_budget(pause, value)))
         else:
             answered.append((pause, read_approval(value)))
     return last, tuple(answered)
@@ -380,8 +388,16 @@ def restore(walker: Walker, last: Checkpoint, answered: tuple[tuple[Pause, Any],
     for pause in last.pauses:
         if pause.kind == "breakpoint" and pause.at == "before":
             walker.passing[(pause.path, pause.branch)] = (pause, None)  # asked again, it keeps its id
+    _restore_budget(walker, last)
     for pause, value in answered:
-        if pause.kind == "input":
+        if pause.kind == "budget":
+            if value == "stop":
+                walker.resuming = (pause, value)  # the run ends as it starts
+            else:
+                raise_budget(walker, pause, value)
+            if pause.reruns is not None:
+                walker.rerunning.add((pause.path, pause.branch))
+        elif pause.kind == "input":
             walker.pauses.answers[pause.slot or ""] = value
             walker.resumed_inputs[pause.slot or ""] = (pause, value)
         elif pause.kind == "breakpoint" and pause.at == "before":
@@ -391,7 +407,7 @@ def restore(walker: Walker, last: Checkpoint, answered: tuple[tuple[Pause, Any],
         else:
             walker.answered[pause.id] = value
     _restore_breaks(walker, last)
-    walker.rerunning = {(pause.path, pause.branch) for pause in last.pauses if pause.kind == "input"}
+    walker.rerunning |= {(pause.path, pause.branch) for pause in last.pauses if pause.kind == "input"}
     walker.reasked = {pause.slot: pause.id for pause in last.pauses if pause.kind == "input" and pause.slot}
     persistence.last = last
     if last.step == 0 and last.frames:
@@ -405,8 +421,18 @@ def restore(walker: Walker, last: Checkpoint, answered: tuple[tuple[Pause, Any],
         totals = _totals(persistence.store.history(walker.thread), last.step)
     walker.root.visits = dict(totals["visits"])
     walker.meter.add(totals["tokens"], totals["cost"], totals["turns"])
+    walker.meter.mark()
+    walker.meter.peak = list(totals.get("peak") or walker.meter.peak)
     walker.seconds = walker.meter.prior_seconds = totals["seconds"]
     walker.root.last_node, walker.root.same = totals["streak"]
+
+
+def _restore_budget(walker: Walker, last: Checkpoint) -> None:
+    """Limits a person raised earlier in the thread hold for the rest of it, unless this
+    resume was given a budget of its own."""
+    kept = last.answers.get(BUDGET_SLOT)
+    if isinstance(kept, Mapping) and not walker.meter.chosen:
+        walker.meter.budget = Budget(**{key: kept[key] for key in Budget._fields if key in kept})
 
 
 def _restore_breaks(walker: Walker, last: Checkpoint) -> None:
@@ -426,14 +452,18 @@ def _totals(history: list[Step], upto: int) -> dict[str, Any]:
     tokens = turns = same = 0
     cost = seconds = 0.0
     last: str | None = None
+    peak = [0, 0, 0.0]
     for record in history:
         if record.step > upto:
             break
+        peak = [max(peak[0], record.turns), max(peak[1], record.tokens), max(peak[2], record.cost)]
         visits[record.node] = record.visit
         tokens, cost, turns = tokens + record.tokens, cost + record.cost, turns + record.turns
         seconds += record.duration
         last, same = record.node, same + 1 if record.node == last else 1
-    return {"visits": visits, "tokens": tokens, "cost": cost, "turns": turns, "seconds": seconds, "streak": [last, same]}
+    return {
+        "visits": visits, "tokens": tokens, "cost": cost, "turns": turns, "seconds": seconds, "streak": [last, same], "peak": peak,
+    }
 
 
 def fork_thread(

@@ -166,6 +166,7 @@ class Run:
             budget=budget if budget is not None else plan.budget, live=live and not durable, listeners=listeners,
             stepping=stepping,
         )
+        self._walker.meter.chosen = budget is not None
         self._task: asyncio.Task[RunResult] | None = None
         self._result: RunResult | None = None
 
@@ -340,6 +341,11 @@ class Run:
         that runs (a sub-graph's node, a branch)."""
         for pause in self._walker.pauses.every("breakpoint", self.thread, self.done):
             self.respond(pause.id, "step")
+
+    def raise_budget(self, **limits: float) -> None:
+        """Answer the open budget pause with raised limits (``turns=``, ``tokens=``, ``cost=``)."""
+        pause = self._walker.pauses.only("budget", self.thread, self.done)
+        self.respond(pause.id, limits)
 
     def steer(self, text: str) -> None:
         """Queue a user message for the next LLM step to see."""

@@ -46,11 +46,14 @@ from .listeners import (
 )
 from .outputs import read_output
 from .people import (
+    ASK_BUDGET,
     PauseRequested,
     Pauses,
     approve_step,
+    ask_budget,
     pause_after,
     pause_before,
+    raise_budget,
     settle_resumed_approval,
     settle_resumed_break,
     wait_for_person,
@@ -174,7 +177,7 @@ class Walker:
         meter, root = self.meter, self.root
         return {
             "visits": dict(root.visits), "tokens": meter.tokens, "cost": meter.cost, "turns": meter.turns,
-            "seconds": self.seconds, "streak": [root.last_node, root.same],
+            "seconds": self.seconds, "streak": [root.last_node, root.same], "peak": meter.peak,
         }
 
     def levels(self) -> dict[str, Any]:
@@ -209,6 +212,8 @@ class Walker:
         restored = self.persistence.last
         self.listeners.emit_if(lambda: run_start(self.thread, self.step, self.plan.name, restored is not None))
         try:
+            if self.resuming is not None and self.resuming[0].kind == "budget":
+                return raise_budget(self, *self.resuming) or Ending("aborted")  # (stop)
             if self.resuming is not None and self.resuming[0].branch is None:
                 # (An input pause is answered inside its node, when the node asks again.)
                 pause, answer = self.resuming
@@ -282,6 +287,8 @@ class Walker:
                 last_turn = now
             if len(frames) == 1 and not level.settled:
                 stop = self._limit(level, frame.node, 1)
+                while stop is ASK_BUDGET:  # (a person raises the budget, or stops the run)
+                    stop = await ask_budget(self, level, frames) or self._limit(level, frame.node, 1)
                 if stop is not None:
                     return stop
                 frames = await self._watched(level, frame) if watched else await self.advance(level, frame)
@@ -297,8 +304,8 @@ class Walker:
         plan = level.plan
         if level.steps + count > plan.max_steps:
             return self._hit_max_steps(level, name)
-        if self.meter.budget is not None and (reason := self.meter.over()) is not None:
-            return Ending("aborted", reason)
+        if self.meter.budget is not None and (stop := self.budget_stop(count)) is not None:
+            return stop
         if name != level.last_node:
             level.last_node, level.same = name, 1
             return None
@@ -308,6 +315,19 @@ class Walker:
                 "aborted", f"node {name!r} ran {plan.max_same_node} times in a row (max_same_node={plan.max_same_node})"
             )
         return None
+
+    def budget_stop(self, count: int) -> Ending | None:
+        """Why the next ``count`` steps must not start (:data:`ASK_BUDGET`: a person is asked), or None."""
+        meter = self.meter
+        budget = meter.budget
+        assert budget is not None
+        if not budget.ask:
+            reason = meter.over()
+            return None if reason is None else Ending("aborted", reason)
+        if meter.ahead(count):
+            return ASK_BUDGET
+        reason = meter.out_of_time()
+        return None if reason is None else Ending("aborted", reason)
 
     async def _watched(self, level: Level, frame: Frame) -> tuple[Frame, ...] | Ending:
         """:meth:`advance` in a run with breakpoints: a pause before the node, one after it, and
@@ -543,6 +563,9 @@ class Walker:
         if first.kind == "breakpoint":
             what = f"the breakpoint {first.at}"
             reason = f"paused at {what} {first.path!r}" + (f" in branch {first.branch!r}" if first.branch else "")
+        elif first.kind == "budget":
+            what = "a budget raise before"
+            reason = f"paused before {first.path!r}: {first.prompt}"
         else:
             what = "approval of" if first.kind == "approval" else "input at"
             reason = f"waiting for {what} node {first.node!r}: {first.prompt}"
@@ -551,13 +574,15 @@ class Walker:
         if self.unanswered is not None:
             reason += f" — {self.unanswered}"
         elif not self.live:
-            answer = "'continue'" if first.kind == "breakpoint" else "answer"
+            answer = {"breakpoint": "'continue'", "budget": "{'tokens': ...}"}.get(first.kind, "answer")
             how = (
                 f"g.resume(result, {answer}) or g.resume({self.thread!r}, {answer}, pause={first.id!r})" if len(pauses) == 1
                 else "g.resume(result, {pause.id: answer, ...}) for the pauses in result.pauses"
             )
             if first.kind == "breakpoint":
                 how += " ('step' pauses before the next node, 'stop' ends the run)"
+            elif first.kind == "budget":
+                how += " (the raised limits; 'stop' ends the run)"
             reason += f" — answer with {how}; for live answers use run = g.start(...) and `await run`"
         return Ending("interrupted", reason, pauses=pauses)
 

@@ -225,7 +225,7 @@ class _Turn:
         """Call the model once, nudging empty replies; append and return the reply."""
         ctx = self.ctx
         while True:
-            ctx.check_budget()
+            await ctx.within_budget()
             self.calls += 1
             reply = await self.model.complete(request, self._stream)
             ctx.add_usage(tokens=reply.tokens, cost=reply.cost, turns=1)
