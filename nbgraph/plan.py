@@ -9,7 +9,7 @@ new plan; a run keeps the plan it started with.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
@@ -242,6 +242,29 @@ class Plan:
     def hop_of(self, edge: FiredEdge) -> Hop:
         """The hop for an edge already taken (a restored step's record)."""
         return Hop(edge, self.frames_to(edge.target))
+
+    def with_function(self, name: str, fn: Callable[..., Any]) -> Plan:
+        """This plan with node ``name`` calling ``fn`` instead (its edges, options and place unchanged).
+
+        Raises:
+            ValueError: no such node, it runs a sub-graph, or ``fn`` is sync and the node has a timeout.
+            TypeError: ``fn`` cannot take the state.
+        """
+        node = self.nodes.get(name)
+        if node is None:
+            raise ValueError(f"graph {self.name!r} has no node {name!r} to replace{did_you_mean(name, self.nodes)}")
+        if node.subplan is not None:
+            raise ValueError(f"node {name!r} of graph {self.name!r} runs a sub-graph, not a function: it cannot be swapped for one")
+        wants = takes_ctx(fn, f"node {name!r}")
+        runs_async = is_async(fn)
+        if node.timeout is not None and not runs_async:
+            raise ValueError(f"node {name!r} has timeout={node.timeout:g}, so its function must be async (async def)")
+        spec = node.spec._replace(fn=fn, takes_ctx=wants, is_async=runs_async)
+        routing_ctx = getattr(getattr(node.route, "__self__", None), "takes_ctx", node.wants_ctx)
+        swapped = replace(
+            node, fn=fn, takes_ctx=wants, is_async=runs_async, wants_ctx=wants or routing_ctx, spec=spec,
+        )
+        return replace(self, nodes={**self.nodes, name: swapped}, all_sync=self.all_sync and not runs_async)
 
 
 # -- routing, compiled once per node ---------------------------------------------------

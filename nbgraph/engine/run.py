@@ -169,6 +169,8 @@ class Run:
         self._walker.meter.chosen = budget is not None
         self._task: asyncio.Task[RunResult] | None = None
         self._result: RunResult | None = None
+        self.replaced: tuple[str, ...] = ()
+        """Nodes whose function :meth:`replace_node` swapped in this run, in order."""
 
     @classmethod
     def resume(
@@ -341,6 +343,23 @@ class Run:
         that runs (a sub-graph's node, a branch)."""
         for pause in self._walker.pauses.every("breakpoint", self.thread, self.done):
             self.respond(pause.id, "step")
+
+    def replace_node(self, name: str, fn: Callable[..., Any]) -> None:
+        """Call ``fn`` as node ``name`` for the rest of this run (hot swap), from the node's next call.
+
+        A call under way (a node paused inside, waiting for an answer) finishes with the
+        code it started with. The graph itself is not changed: redefine the node there too
+        (``g.add_node(name, fn, replace=True)``, what a re-run ``%%node`` cell does) so a
+        resume from a checkpoint runs the new code as well.
+
+        Raises:
+            ValueError: the run has ended, it has no such node, or the node runs a sub-graph.
+        """
+        if self.done:
+            raise ValueError(f"run {self.thread!r} has ended: there is nothing to swap {name!r} into")
+        walker = self._walker
+        self.plan = walker.plan = walker.root.plan = walker.plan.with_function(name, fn)
+        self.replaced = (*dict.fromkeys((*self.replaced, name)),)
 
     def raise_budget(self, **limits: float) -> None:
         """Answer the open budget pause with raised limits (``turns=``, ``tokens=``, ``cost=``)."""
