@@ -374,10 +374,7 @@ class Graph:
         ``run.step_once``); ``await run`` gives the result. ``stepping=True`` pauses
         before every node.
         """
-        run = engine.Run(self.compile(), input, live=True, **options).launch()
-        if display is not False:
-            hooks.run_started(run)
-        return run
+        return self._launched(engine.Run(self.compile(), input, live=True, **options), display)
 
     def astream(self, input: Any = None, **options: Any) -> Any:
         """Async-iterate the run's events as they happen."""
@@ -424,8 +421,52 @@ class Graph:
         return await run.execute()
 
     def fork(self, run_or_thread: Any, *, step: int, update: Mapping[str, Any] | None = None, checkpointer: Checkpointer | None = None, **options: Any) -> RunResult:
-        """Start a new run from the checkpoint after ``step`` with the graph as defined now."""
+        """Start a new run from the checkpoint after ``step`` with the graph as defined now.
+
+        Nothing up to ``step`` runs again: the new thread shares those steps with the old
+        one, and routing out of ``step`` is done afresh, with the edges as defined now.
+        ``update`` edits the state at that point (through the reducers).
+        """
         return engine.fork(self.compile(), run_or_thread, step=step, update=update, checkpointer=checkpointer, **options)
+
+    def start_fork(
+        self,
+        run_or_thread: Any,
+        *,
+        step: int,
+        update: Mapping[str, Any] | None = None,
+        checkpointer: Checkpointer | None = None,
+        display: bool | None = None,
+        **options: Any,
+    ) -> Run:
+        """:meth:`fork` as a live run: a task in the running loop, like :meth:`start` (shown in a
+        view inside a kernel unless ``display=False``)."""
+        run = engine.forked(self.compile(), run_or_thread, step=step, update=update, checkpointer=checkpointer, live=True, **options)
+        return self._launched(run, display)
+
+    def start_resume(
+        self,
+        run_or_thread: Any,
+        answer: Any = None,
+        *,
+        pause: str | None = None,
+        force: bool = False,
+        checkpointer: Checkpointer | None = None,
+        display: bool | None = None,
+        **options: Any,
+    ) -> Run:
+        """:meth:`resume` as a live run: a task in the running loop whose later pauses wait for
+        answers, like :meth:`start`."""
+        run = engine.reopen(
+            self.compile(), run_or_thread, answer, pause=pause, force=force, checkpointer=checkpointer, live=True, **options
+        )
+        return self._launched(run, display)
+
+    def _launched(self, run: Run, display: bool | None) -> Run:
+        run.launch()
+        if display is not False:
+            hooks.run_started(run)
+        return run
 
     def batch(
         self,

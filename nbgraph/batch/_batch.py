@@ -109,6 +109,8 @@ class Batch:
         """Each input's row, as its run ends."""
         self.results: dict[Any, RunResult] = {}
         """Each input's :class:`~nbgraph.RunResult`, for runs that ended in this process."""
+        self.table: Any = None
+        """The table, once the batch has ended (also when the task awaiting it was cancelled)."""
         self._jobs: Iterator[Job] | None = None
         self._workers: list[asyncio.Task[None]] = []
         self._halt: str | None = None
@@ -125,7 +127,11 @@ class Batch:
             worker.cancel()
 
     async def run(self) -> Any:
-        """Run every input and return the table (see ``table=``), in the order of the inputs."""
+        """Run every input and return the table (see ``table=``), in the order of the inputs.
+
+        Cancelling the task that awaits it stops the batch as :meth:`stop` does, then lets the
+        cancellation through; the table is then in :attr:`table`.
+        """
         if self._jobs is not None:
             raise RuntimeError("this batch has run already; call g.batch(...) again (with batch= to continue it)")
         checkpointer, budget, retry = self.checkpointer, self.budget, self.retry
@@ -133,14 +139,16 @@ class Batch:
             Job(input_id, value, self.thread(input_id), checkpointer, budget, retry) for input_id, value in self.inputs.items()
         )
         close = self._watch()
+        cancelled = False
         try:
             count = min(self.concurrency, len(self.inputs))
             loop = asyncio.get_running_loop()
             self._workers = [loop.create_task(self._work()) for _ in range(count)]
             try:
-                await asyncio.gather(*self._workers)
+                await asyncio.gather(*self._workers, return_exceptions=True)
             except asyncio.CancelledError:
-                # Our caller was cancelled (a kernel interrupt, a Stop): the runs end aborted, the table is kept.
+                # Whoever awaits the batch was cancelled (a kernel interrupt, a timeout): stop, keep the rows.
+                cancelled = True
                 self.stop("cancelled")
                 await asyncio.gather(*self._workers, return_exceptions=True)
             why = self._halt or "stopped"
@@ -152,7 +160,11 @@ class Batch:
             if close is not None:
                 close()
         rows = [self.rows[input_id] for input_id in self.inputs]
-        return to_table(rows, BatchRow._fields, pandas={"auto": None, "rows": False, "pandas": True}[self._table], batch=self.id)
+        pandas = {"auto": None, "rows": False, "pandas": True}[self._table]
+        self.table = to_table(rows, BatchRow._fields, pandas=pandas, batch=self.id)
+        if cancelled:
+            raise asyncio.CancelledError
+        return self.table
 
     async def _work(self) -> None:
         jobs, executor, graph, progress = self._jobs, self.executor, self.graph, self.progress
@@ -241,6 +253,19 @@ async def abatch(graph: Any, inputs: Iterable[Any] | Mapping[Any, Any], **option
 
 
 def batch(graph: Any, inputs: Iterable[Any] | Mapping[Any, Any], **options: Any) -> Any:
-    """:func:`abatch` from synchronous code (a script, or a notebook cell: it runs on nbgraph's own loop)."""
-    return run_blocking(abatch(graph, inputs, **options), all_sync=False)
+    """:func:`abatch` from synchronous code (a script, or a notebook cell: it runs on nbgraph's own loop).
+
+    A KeyboardInterrupt (a kernel interrupt) stops the batch: the runs under way end
+    ``aborted`` with their checkpoints, and the table of what happened is returned.
+    """
+    return run_blocking(_settled(Batch(graph, inputs, **options)), all_sync=False)
+
+
+async def _settled(batch: Batch) -> Any:
+    try:
+        return await batch.run()
+    except asyncio.CancelledError:
+        if batch.table is None:
+            raise
+        return batch.table
 
