@@ -187,6 +187,10 @@ class GraphMagics(Magics):
             print(f"warning: {warning.message}", file=sys.stderr)
         # A Run already going keeps its own compiled copy of the previous definition.
         self._ns[args.name] = graph
+        from .widget import graph_redefined
+
+        for thread in graph_redefined(graph):
+            print(f"run {thread} of {args.name} waits: its view offers to fork it onto this definition")
         display_id = f"nbgraph-graph-{args.name}"
         if in_kernel():
             update_display(graph, display_id=display_id)
@@ -315,8 +319,15 @@ class GraphMagics(Magics):
             # a graph must not shadow a same-named function other graphs use.
             self._ns[name] = fn
         # Redefine the node in an existing graph, e.g. to fix it before resuming a failed run.
+        names = {args.graph} if args.graph else set()
         for graph in self._graphs_using(name, args.graph):
             graph.add_node(name, fn, replace=True, **options)
+            names.add(graph.name)
+        if names:
+            from .widget import node_redefined
+
+            for thread in node_redefined(name, fn, names):
+                print(f"node {name}: its new code is swapped into run {thread}, which waits (from the node's next call on)")
 
     def _graphs_using(self, node: str, only: str | None) -> list[Graph]:
         found = []

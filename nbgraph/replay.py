@@ -115,7 +115,8 @@ class Replay:
         self.missing = tuple(missing)
         """What the source does not record (an NDJSON trace has no input state, ...)."""
         self.records = tuple(records)
-        self._origin = origin
+        self.origin = origin
+        """Where the frames come from: the ``Run``, or ``(checkpointer, thread)``; None for a trace."""
         self._known = known
         self._input = dict(values)
         self._walk: Walk | None = None
@@ -260,7 +261,7 @@ class Replay:
         if not 0 < frame < len(self.frames):
             raise IndexError(f"the replay has frames 0 to {len(self.frames) - 1}, not {frame}")
         record = self.records[frame - 1]
-        origin = self._origin
+        origin = self.origin
         if origin is not None and not isinstance(origin, tuple):
             return inspect_step(origin, record)
         if isinstance(origin, tuple) and self._known:

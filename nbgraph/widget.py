@@ -1,25 +1,10 @@
-"""The live graph view: ``GraphView`` (an anywidget) and the observer that feeds it a run.
+"""The live graph view: ``GraphView``, an anywidget that draws a graph and a run on it.
 
-The engine runs as a task in the kernel's event loop. The observer wakes on a timer
-(``max_rate`` times a second), reads the steps recorded since it last looked, and
-sends one update, so the browser gets the same few messages a second however fast
-the graph runs, and a step costs the run nothing extra. Pauses and the end of the
-run are sent at once. What a flush sends is cumulative (visit counts, fired edges,
-the pending requests, the final state), so coalescing never loses a node's entry or
-exit, an interrupt, or the outcome.
-
-Parallel branches and sub-graphs: a flush sends every node being called now (several
-while branches run), each branch target's progress (a map's 3 of 4 done, 1 failed) and
-the counts inside sub-graphs keyed by path (``research/search``), so an opened frame
-shows its own. A resumed run re-runs the nodes its pauses stopped in from their start;
-the view hears of it through ``node-enter`` events, which it takes only during the
-resumed run's first step, the only step in which a node can run again that way.
-
-Nobody to click: a notebook executed headless (nbconvert, papermill, nbval) shows its
-views to no browser, so a run waiting there for a person would wait for ever. Each
-view's module says hello from the browser when it loads; a run whose pause has waited
-``NBGRAPH_HEADLESS_WAIT`` seconds (default 30, 0: for ever) in a kernel no browser has
-said hello to ends ``interrupted``, with a reason that says how to answer from code.
+A view is bound to one run at a time (a :class:`~nbgraph._observer.RunObserver` feeds it).
+It can be bound to another in place: a fork made by a click ("Fork from here", or onto a
+graph redefined while its run waited), or the resume that an answer to an ended,
+``interrupted`` run starts. A fork keeps the run it came from drawn beside it
+(``previous``), so both paths show on the same graph.
 
 Import this module only where widgets are wanted: anywidget reads the bundled ES
 module when the class is created.
@@ -27,53 +12,22 @@ module when the class is created.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import time
-from collections import deque
+import weakref
 from pathlib import Path
 from typing import Any
 
 import anywidget
 import traitlets
 
+from ._observer import Browser, RunObserver, edge_key, exit_line, place
 from .errors import NbgraphError
 from .export import to_dag, to_mermaid
-from .history import tally, tally_within
 
-__all__ = ["GraphView", "RunObserver", "graph_mimebundle", "show_run"]
+__all__ = ["GraphView", "RunObserver", "graph_mimebundle", "graph_redefined", "node_redefined", "show_run"]
 
 _STATIC = Path(__file__).parent / "static"
-_HEADLESS_WAIT = 30.0
-_NO_BROWSER = (
-    "nobody answered within {wait:g} s and no browser shows this notebook (a headless run: nbconvert, "
-    "papermill, nbval?); answer from code before `await run` with run.answer(value), run.approve() or "
-    "run.respond(pause.id, value), or run the notebook with NBGRAPH_AUTO_ANSWER=1 if it answers its own "
-    "pauses; NBGRAPH_HEADLESS_WAIT sets the wait (0: for ever); g.resume(result, answer) goes on from here"
-)
-
-
-class _Browser:
-    """Whether a browser has loaded an nbgraph view in this kernel (it then says hello)."""
-
-    seen = False
-
-
-def _headless_wait() -> float:
-    """Seconds a pause waits for a browser before a run gives up on being answered."""
-    text = os.environ.get("NBGRAPH_HEADLESS_WAIT")
-    if text is None:
-        return _HEADLESS_WAIT
-    try:
-        wait = float(text)
-    except ValueError:
-        wait = -1.0
-    if not wait >= 0:
-        raise ValueError(f"NBGRAPH_HEADLESS_WAIT must be a number of seconds (0: wait for ever), not {text!r}")
-    return wait
 _LOG_LINES = 200
-_TEXT_CHARS = 4000
 
 
 class GraphView(anywidget.AnyWidget):
@@ -114,11 +68,23 @@ class GraphView(anywidget.AnyWidget):
     """The run's replay frames for the step slider, each as what changed since the one before:
     step, path, branch, error, and the new counts of the visits and fired edges it changed
     (never the state: the inspector asks for a step's). Empty until a run has ended."""
+    can_fork = traitlets.Bool(False).tag(sync=True)
+    """The view's run has checkpoints to fork from: the inspector offers "Fork from here"."""
+    previous = traitlets.Dict().tag(sync=True)
+    """After a fork: the run it came from, drawn beside the new one: ``thread``, ``step`` (the
+    fork's), ``visits`` and ``fired`` as in the traits of those names; empty otherwise."""
+    swapped = traitlets.List().tag(sync=True)
+    """Paths of the nodes whose code was swapped into this run (``run.replace_node``, a
+    ``%%node`` cell re-run while it waited)."""
+    redefined = traitlets.Dict().tag(sync=True)
+    """The run's graph was redefined while it waited: ``graph``, ``step`` (where a fork onto the
+    new definition starts) and ``note``; the view offers that fork. Empty otherwise."""
 
     def __init__(self, graph: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._graph_name = getattr(graph, "name", None) or self.dag.get("name", "graph")
         self.observer: RunObserver | None = None
+        self._max_rate = 20.0
         self._replay: Any = None  # the frames the slider scrubs, once there are any
         self._builder = _builder_of(graph)
         if graph is not None:
@@ -131,8 +97,18 @@ class GraphView(anywidget.AnyWidget):
     def for_run(cls, run: Any, *, max_rate: float = 20.0) -> GraphView:
         """A view bound to a started run: it animates the run and answers its pauses."""
         view = cls(run.plan)  # what the run walks, even if the graph is redefined meanwhile
-        view.observer = RunObserver(view, run, max_rate=max_rate)
+        view._max_rate = max_rate
+        view._bind(run)
         return view
+
+    def _bind(self, run: Any, carry: RunObserver | None = None, seen: int | None = None) -> None:
+        """Show ``run`` from now on; ``carry``: the observer of the run it continues (its counts
+        and log go on), ``seen``: the thread's steps already shown (None: those before the run)."""
+        if self.observer is not None:
+            self.observer.detach()
+        self.observer = RunObserver(self, run, max_rate=self._max_rate, carry=carry, seen=seen)
+        self.can_fork = run.checkpointer is not None
+        _RUN_VIEWS.add(self)
 
     @classmethod
     def replay(cls, source: Any, graph: Any = None, *, checkpointer: Any = None) -> GraphView:
@@ -151,6 +127,7 @@ class GraphView(anywidget.AnyWidget):
         frames = source if isinstance(source, Replay) else replay(source, checkpointer=checkpointer, graph=graph)
         view = cls(frames.plan)
         view.show_frames(frames)
+        view.can_fork = frames.origin is not None
         records = frames.records
         top = [record for record in records if "/" not in record.path]
         view.status = {
@@ -161,8 +138,8 @@ class GraphView(anywidget.AnyWidget):
         }
         last = frames.frames[-1]
         view.visits = dict(last.visits)
-        view.fired = {_edge_key(*edge): count for edge, count in last.fired.items()}
-        view.log = [_exit_line(r.step, r.path, r.branch, r.duration) for r in records[-_LOG_LINES:]]
+        view.fired = {edge_key(*edge): count for edge, count in last.fired.items()}
+        view.log = [exit_line(r.step, r.path, r.branch, r.duration) for r in records[-_LOG_LINES:]]
         return view
 
     def show_frames(self, frames: Any) -> None:
@@ -192,13 +169,23 @@ class GraphView(anywidget.AnyWidget):
             raise ValueError(f"the view sent a message without a type: {json.dumps(content, default=str)[:200]}")
         kind = content["type"]
         if kind == "hello":
-            _Browser.seen = True  # a browser shows this kernel's views: its people can answer
+            Browser.seen = True  # a browser shows this kernel's views: its people can answer
             return True
         if kind == "inspect":
             self.send(self.inspection(content))
             return True
         if kind == "toggle-breakpoint":
             return self.toggle_breakpoint(content.get("path"))
+        if kind == "fork":
+            step = content.get("step")
+            if content.get("onto") == "new":
+                if not self.redefined:
+                    return False  # (a second click: the fork has been made)
+                step = self.redefined["step"]
+            if not isinstance(step, int) or isinstance(step, bool):
+                raise ValueError(f"a 'fork' message needs the step to fork from (a number), got {step!r}")
+            self.fork(step)
+            return True
         observer = self.observer
         if observer is None:
             raise ValueError("this view shows a graph, not a run: there is nothing to answer")
@@ -218,6 +205,8 @@ class GraphView(anywidget.AnyWidget):
                 value = {"approved": True, "update": update}
             else:
                 value = False
+            if run.done:
+                return self._resume(pause_id, value)
             return run.respond(pause_id, value)
         if kind == "stop":
             run.cancel()
@@ -229,7 +218,80 @@ class GraphView(anywidget.AnyWidget):
             run.steer(text)
             observer.note(f"steer: {text}")
             return True
-        raise ValueError(f"unknown message type {kind!r}; expected hello, inspect, toggle-breakpoint, answer, approve, deny, stop or steer")
+        raise ValueError(
+            f"unknown message type {kind!r}; expected hello, inspect, toggle-breakpoint, fork, answer, approve, deny, stop or steer"
+        )
+
+    # -- runs started from the view ----------------------------------------------------
+
+    def fork(self, step: int, graph: Any = None, update: Any = None) -> Any:
+        """Fork the view's run after ``step`` (what "Fork from here" does) and show the fork here.
+
+        The new run starts live with ``graph`` (default: the graph as defined now, so a
+        routing cell re-run since is taken), reusing steps 1 to ``step`` (nothing before
+        the fork runs again). The run it came from stays drawn beside it (``previous``); one
+        still waiting for a person is stopped (``aborted``, resumable). Returns the new ``Run``.
+
+        Raises:
+            ValueError: the view shows no run with checkpoints, or ``step`` is not one of its steps.
+        """
+        old = self.observer
+        source: Any = old.run if old is not None else self._replay.origin if self._replay is not None else None
+        if source is None:
+            raise ValueError("this view shows no run with checkpoints to fork (a graph, or an NDJSON trace)")
+        store = None
+        if isinstance(source, tuple):
+            store, source = source
+        graph = graph if graph is not None else self.current_graph()
+        if graph is None:
+            raise ValueError("this view has no graph to fork with: pass graph=")
+        top = source.step if hasattr(source, "step") else self._replay.records[-1].step if self._replay.records else 0
+        if not 0 <= step <= top:
+            raise ValueError(f"the run has steps 0 to {top} to fork from, not {step}")
+        run = graph.start_fork(source, step=step, update=update, checkpointer=store, display=False)
+        before = old if old is not None else None
+        self.previous = {
+            "thread": _run_thread(source), "step": step,
+            "visits": dict(before._visits) if before else dict(self.visits),
+            "fired": {edge_key(*edge): n for edge, n in before._fired.items()} if before else dict(self.fired),
+        }
+        if old is not None and not old.run.done:
+            old.detach()
+            old.run.cancel()  # it waited for a person; its fork goes on instead
+        self.redefined = {}
+        self.dag = to_dag(run.plan)
+        self.frames = []
+        self._replay = None
+        self.problems = []
+        self._bind(run, seen=0)  # the shared steps first, then the fork's own
+        self.observer.note(f"fork of {self.previous['thread']} after step {step}: steps up to {step} are reused, nothing before runs again")
+        return run
+
+    def current_graph(self) -> Any:
+        """The view's graph as defined now: the latest ``%%graph`` cell of its name, or the
+        ``Graph`` it was made from (which ``g.add_edge`` and friends change in place)."""
+        latest = _DEFINED.get(self._graph_name)
+        graph = latest() if latest is not None else None
+        return graph if graph is not None else self._builder
+
+    def _resume(self, pause_id: str, value: Any) -> bool:
+        """An answer to a pause of a run that has ended ``interrupted``: resume it live, here.
+
+        As the pause's ``reruns`` said, the node it stopped in runs again from its start.
+        False when the pause is not one the run ended waiting for (a stale click).
+        """
+        observer = self.observer
+        assert observer is not None
+        result = observer.run.result()
+        if result.outcome != "interrupted" or all(pause.id != pause_id for pause in result.pauses):
+            return False
+        graph = self.current_graph()
+        if graph is None:
+            raise ValueError("this view has no graph to resume with")
+        run = graph.start_resume(result, value, pause=pause_id, display=False)
+        self._bind(run, carry=observer)
+        self.observer.note(f"resumed from its checkpoint with the answer to {pause_id}")
+        return True
 
     def inspection(self, content: dict[str, Any]) -> dict[str, Any]:
         """The inspector's message for ``{"type": "inspect", ...}``: a step of the run.
@@ -262,7 +324,7 @@ class GraphView(anywidget.AnyWidget):
         elif isinstance(step, int) and not isinstance(step, bool):
             where = content.get("where")
             if isinstance(where, str):
-                record = next((r for r in reversed(records) if r.step == step and _where(r.path, r.branch) == where), None)
+                record = next((r for r in reversed(records) if r.step == step and place(r.path, r.branch) == where), None)
                 if record is None:
                     raise ValueError(f"the run has no step {step} at {where!r} to inspect")
                 seen = inspect_step(source, record)
@@ -314,6 +376,49 @@ class GraphView(anywidget.AnyWidget):
         return on
 
 
+_RUN_VIEWS: weakref.WeakSet[GraphView] = weakref.WeakSet()
+"""Views bound to a run, for the cells that change a graph while its run waits."""
+_DEFINED: dict[str, weakref.ref[Any]] = {}
+"""The latest ``%%graph`` definition of each name: what "the graph as defined now" is."""
+
+
+def graph_redefined(graph: Any) -> list[str]:
+    """A ``%%graph`` cell defined ``graph`` anew: runs of it that wait for a person are
+    offered a fork onto it. Returns their threads."""
+    _DEFINED[graph.name] = weakref.ref(graph)
+    offered = []
+    for view in list(_RUN_VIEWS):
+        run = view.observer.run if view.observer is not None else None
+        if run is None or run.done or not run.pending or run.plan.name != graph.name or run.checkpointer is None:
+            continue
+        step = run.step
+        view.redefined = {
+            "graph": graph.name, "step": step,
+            "note": f"graph {graph.name!r} was redefined while this run waits: fork it after step {step} onto the new definition",
+        }
+        offered.append(run.thread)
+    return offered
+
+
+def node_redefined(name: str, fn: Any, graphs: set[str]) -> list[str]:
+    """A ``%%node`` cell defined node ``name`` anew: runs of ``graphs`` that wait for a person
+    take the new code from the node's next call (hot swap). Returns their threads."""
+    swapped = []
+    for view in list(_RUN_VIEWS):
+        observer = view.observer
+        run = observer.run if observer is not None else None
+        if run is None or run.done or not run.pending or run.plan.name not in graphs or name not in run.plan.nodes:
+            continue
+        run.replace_node(name, fn)
+        observer.note(f"node {name}: new code from the re-run cell, from its next call on")
+        swapped.append(run.thread)
+    return swapped
+
+
+def _run_thread(source: Any) -> str:
+    return source if isinstance(source, str) else source.thread
+
+
 def _builder_of(graph: Any) -> Any:
     """The Graph a view sets breakpoints on: the graph itself, or the builder a plan came from."""
     if graph is None or hasattr(graph, "declared_breakpoints"):
@@ -340,15 +445,6 @@ def _node_paths(dag: dict[str, Any], prefix: str = "") -> set[str]:
     return paths
 
 
-def _edge_key(source: str, target: str) -> str:
-    return f"{source}\u2192{target}"
-
-
-def _where(path: str, branch: str | None) -> str:
-    # A map's branch is named after its node (ask[1]): say it once.
-    return path if not branch else branch if branch.startswith(f"{path}[") else f"{path} [{branch}]"
-
-
 def _compact(frames: Any) -> list[dict[str, Any]]:
     """Replay frames as the slider takes them: each with only the counts it changed."""
     out: list[dict[str, Any]] = []
@@ -358,290 +454,10 @@ def _compact(frames: Any) -> list[dict[str, Any]]:
         out.append({
             "step": frame.step, "path": frame.path, "branch": frame.branch, "error": frame.error,
             "visits": {k: v for k, v in frame.visits.items() if visits.get(k) != v},
-            "fired": {_edge_key(*k): v for k, v in frame.fired.items() if fired.get(k) != v},
+            "fired": {edge_key(*k): v for k, v in frame.fired.items() if fired.get(k) != v},
         })
         visits, fired = frame.visits, frame.fired
     return out
-
-
-def _exit_line(step: int, path: str, branch: str | None, duration: float) -> str:
-    return f"{step:>4}  {_where(path, branch)}  {duration * 1000:.1f} ms"
-
-
-_FINAL = ("done", "failed")
-_COUNTS = ("done", "failed", "running", "paused", "waiting")
-
-
-def _counts(statuses: dict[str, str]) -> dict[str, int]:
-    counts = dict.fromkeys(_COUNTS, 0)
-    for status in statuses.values():
-        counts[status] = counts.get(status, 0) + 1
-    return {"total": len(statuses), **counts}
-
-
-class RunObserver:
-    """Feeds a :class:`GraphView` the progress of a run, at most ``max_rate`` times a second.
-
-    It reads the steps from ``run.history`` and the nodes under way from
-    ``run.running`` / ``run.branches`` when it flushes, so a step costs the run
-    nothing; it listens only for the rare events (streamed text, tool calls, pauses,
-    errors, the end), and flushes at once on pauses and at the end.
-    """
-
-    def __init__(self, view: GraphView, run: Any, *, max_rate: float = 20.0) -> None:
-        self.view = view
-        self.run = run
-        self.interval = 1.0 / max_rate
-        self.flushes = 0
-        self._loop = asyncio.get_running_loop()
-        self._t0 = time.perf_counter()
-        self._status: dict[str, Any] = {
-            "state": "running",
-            "outcome": None,
-            "reason": None,
-            "step": run.step,
-            "max_steps": run.plan.max_steps,
-            "tokens": 0,
-            "cost": 0.0,
-            "elapsed": 0.0,
-            "current": None,
-        }
-        self._seen = run.recorded  # steps before this view (a resumed run's) are not replayed
-        self._visits: dict[str, int] = {}
-        self._fired: dict[tuple[str, str], int] = {}
-        self._progress: dict[str, dict[str, str]] = {}  # path -> branch -> status, the latest superstep there
-        self._live: frozenset[str] = frozenset()  # paths with a superstep under way at the last flush
-        self._reruns: dict[str, int] = {}
-        self._costs: dict[str, list[Any]] = {}  # path -> [tokens, cost] of its steps
-        walker = getattr(run, "_walker", None)
-        # A run started with breakpoints is watched for them at every node: a click can add one.
-        self._watched = walker is not None and walker.breaks is not None
-        self._sent: tuple[Any, ...] = ()  # what run.running / run.branches / run.pending were when last sent
-        self._log: deque[str | tuple[int, str, str | None, float]] = deque(maxlen=_LOG_LINES)
-        self._text: list[str] = []
-        self._text_len = 0
-        self._text_step = -1
-        self._dirty = False
-        self._done = False
-        self._ended: Any = None
-        self._last_flush = 0.0
-        self._handle: asyncio.TimerHandle | None = None
-        self._headless_wait = _headless_wait()
-        self._no_browser: asyncio.TimerHandle | None = None
-        self._unsubscribe = run.subscribe(self.on_event, steps=False)
-        self._unwatch: Any = None
-        self._flush()
-
-    def on_event(self, event: Any) -> None:
-        kind = event.type
-        if kind == "text-delta":
-            if event.step != self._text_step:
-                self._text, self._text_len, self._text_step = [], 0, event.step
-            if self._text_len < _TEXT_CHARS:
-                self._text.append(event.text)
-                self._text_len += len(event.text)
-                self._dirty = True
-            return
-        if kind == "run-start":
-            if event.resumed:
-                # Only the first step of a resumed run can run a node again from its start:
-                # hear node-enter events until that step has routed on.
-                self._unwatch = self.run.subscribe(self._watch_reruns)
-            return
-        self._catch_up()  # keep the log in order: the steps so far come first
-        self._dirty = True
-        if kind == "tool-call":
-            self._log.append(f"      tool {event.name}({json.dumps(event.args, default=str)[:80]})")
-        elif kind == "tool-result" and event.is_error:
-            self._log.append(f"      tool {event.name} failed: {str(event.result)[:80]}")
-        elif kind == "interrupt":
-            pause = event.pause
-            where = ", ".join(filter(None, ("/" in pause.path and pause.path, pause.branch)))
-            self._log.append(f"      waiting{f' ({where})' if where else ''}: {pause.prompt}")
-            if not _Browser.seen and self._no_browser is None and self._headless_wait > 0:
-                self._no_browser = self._loop.call_later(self._headless_wait, self._give_up, True)
-            self._flush()
-        elif kind == "resume":
-            where = ", ".join(filter(None, ("/" in event.path and event.path, event.branch)))
-            self._log.append(f"      answered{f' ({where})' if where else ''}")
-            self._flush()
-        elif kind == "error":
-            self._log.append(f"      error: {event.error}")
-        elif kind == "done":
-            self._status.update(state="done", outcome=event.outcome, reason=event.reason)
-            self._done = True
-            self._unsubscribe()
-            self._stop_watching()
-            if self._no_browser is not None:
-                self._no_browser.cancel()
-            self._show_problems()
-            self._loop.call_soon(self._show_problems)  # once the run has its result: how it ended too
-            self._frames()
-            self._flush()
-
-    def _frames(self) -> None:
-        """The run has ended: give the view's slider its frames (built once, no node runs)."""
-        from .replay import Replay
-
-        try:
-            frames = Replay.from_result(self.run)
-        except (NbgraphError, ValueError, TypeError) as exc:  # the view still shows the run without a slider
-            self._log.append(f"      no replay: {exc}")
-            return
-        self._ended = frames  # sent with the final flush, in the same message
-
-    def _show_problems(self) -> None:
-        """The problems the run met (``result.problems()``), on the drawing."""
-        from .inspection import run_problems
-
-        self.view.problems = [problem.model_dump(mode="json") for problem in run_problems(self.run)]
-
-    def live_breaks(self) -> Any:
-        """The breakpoints of the run under way, if it is watched for them (None: it is not, or it has ended)."""
-        if not self._watched or self._done:
-            return None
-        from .engine.breaks import Breaks
-
-        return self.run._walker.breaks or Breaks()
-
-    def _give_up(self, first_look: bool) -> None:
-        """A pause has waited its time and no browser has said hello: nobody can answer."""
-        self._no_browser = None
-        if _Browser.seen or self._done or not self.run.pending:
-            return
-        if first_look:
-            # A cell that kept the loop busy may have held the hello back: let the kernel read it.
-            self._no_browser = self._loop.call_later(0.5, self._give_up, False)
-            return
-        self.run.stop_waiting(_NO_BROWSER.format(wait=self._headless_wait))
-
-    def _watch_reruns(self, event: Any) -> None:
-        kind = event.type
-        if kind == "node-enter":
-            if event.rerun:
-                path = event.path or event.node
-                self._reruns[path] = self._reruns.get(path, 0) + 1
-                self._catch_up()
-                self._log.append(f"      rerun: {_where(path, event.branch)} runs again from its start, up to its answered pause")
-                self._dirty = True
-        elif kind == "route" and event.path and "/" not in event.path:
-            self._stop_watching()  # the first step has routed on: no node can re-run any more
-
-    def _stop_watching(self) -> None:
-        if self._unwatch is not None:
-            self._unwatch()
-            self._unwatch = None
-
-    def note(self, line: str) -> None:
-        """Add a line to the view's log."""
-        self._catch_up()
-        self._log.append(f"      {line}")
-        self._flush()
-
-    def _catch_up(self) -> None:
-        """Count the steps recorded since the last look."""
-        fresh = self.run.history_since(self._seen)
-        if not fresh:
-            return
-        visits, fired = self._visits, self._fired
-        tally(fresh, visits, fired)
-        status, log = self._status, self._log
-        levels: set[str] = set()
-        batches: dict[str, dict[str, str]] = {}
-        for record in fresh:
-            status["tokens"] += record.tokens
-            status["cost"] += record.cost
-            if record.tokens or record.cost:
-                spent = self._costs.setdefault(record.path, [0, 0.0])
-                spent[0] += record.tokens
-                spent[1] += record.cost
-            log.append((record.step, record.path, record.branch, record.duration))  # formatted when sent
-            if "/" in record.path:
-                levels.add(record.path.rpartition("/")[0])
-            if record.branch is not None:
-                # A superstep's records arrive together when it settles: its branches' final states.
-                batch = batches.setdefault(record.path, {})
-                if record.branch in batch:
-                    batch.clear()  # the same branch again: a later superstep at the same node
-                batch[record.branch] = "failed" if record.error else "done"
-        for level in levels:  # counts inside sub-graphs, keyed by path
-            inner_visits: dict[str, int] = {}
-            inner_fired: dict[tuple[str, str], int] = {}
-            tally_within(fresh, level, inner_visits, inner_fired)
-            for node, count in inner_visits.items():
-                key = f"{level}/{node}"
-                visits[key] = visits.get(key, 0) + count
-            for (source, target), count in inner_fired.items():
-                edge = (f"{level}/{source}", f"{level}/{target}")
-                fired[edge] = fired.get(edge, 0) + count
-        for path, batch in batches.items():
-            if path in self._live and path in self._progress:
-                self._progress[path].update(batch)  # the superstep seen under way at the last flush
-            else:
-                self._progress[path] = batch
-        self._seen += len(fresh)
-
-    def _snapshot(self) -> tuple[tuple[str, ...], tuple[Any, ...], tuple[Any, ...]]:
-        run = self.run
-        return tuple(dict.fromkeys(run.running)), tuple(run.branches), run.pending
-
-    def _tick(self) -> None:
-        self._handle = None
-        if self._done:
-            return
-        run = self.run
-        idle = not self._dirty and run.step == self._status["step"] and self._snapshot() == self._sent
-        if idle and (run.pending or time.perf_counter() - self._last_flush < 1.0):
-            # Nothing new (a long node, a slow model, a person thinking): the clock, once a second.
-            self._handle = self._loop.call_later(self.interval, self._tick)
-        else:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
-        self._catch_up()
-        run, status, view = self.run, self._status, self.view
-        self._last_flush = now = time.perf_counter()
-        self._dirty = False
-        status["elapsed"] = round(now - self._t0, 2)
-        status["step"] = run.step
-        self._sent = running, branches, pending = self._snapshot()
-        if not self._done:
-            status["state"] = "paused" if pending else "running"
-            # An approval waits on a node that has already run: keep it highlighted.
-            status["current"] = (pending[0].path or pending[0].node) if pending else run.upcoming
-        else:
-            status["current"] = None
-        live: dict[str, dict[str, str]] = {}
-        for state in branches:
-            live.setdefault(state.path, {})[state.branch] = state.status
-        self._progress.update(live)
-        self._live = frozenset(live)
-        if self._done:  # branches cut short by the end (a failure, a stop) did not finish
-            waiting = {(pause.path or pause.node, pause.branch) for pause in pending}
-            for path, statuses in self._progress.items():
-                for branch, state in statuses.items():
-                    if state not in _FINAL and (path, branch) not in waiting:
-                        statuses[branch] = "failed"
-        with view.hold_sync():  # one comm message for all the traits that changed
-            view.status = dict(status)
-            view.visits = dict(self._visits)
-            view.fired = {_edge_key(*edge): count for edge, count in self._fired.items()}
-            view.pending = [pause.model_dump(mode="json") for pause in pending]
-            view.running = list(running)
-            view.branches = {path: _counts(statuses) for path, statuses in self._progress.items()}
-            view.reruns = dict(self._reruns)
-            view.costs = {path: {"tokens": tokens, "cost": round(cost, 6)} for path, (tokens, cost) in self._costs.items()}
-            view.text = "".join(self._text)
-            view.log = [line if type(line) is str else _exit_line(*line) for line in self._log]
-            if self._ended is not None:
-                view.show_frames(self._ended)
-                self._ended = None
-        self.flushes += 1
-        if not self._done:
-            self._handle = self._loop.call_later(self.interval, self._tick)
 
 
 def graph_mimebundle(graph: Any) -> dict[str, Any]:

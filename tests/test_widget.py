@@ -10,7 +10,7 @@ import pydantic
 import pytest
 
 from nbgraph import END, START, Graph, MemoryCheckpointer, Run, append
-from nbgraph import widget
+from nbgraph import _observer
 from nbgraph.widget import GraphView, graph_mimebundle
 
 
@@ -130,7 +130,7 @@ class TestNoBrowser:
     """A notebook run headless shows its views to no browser: a pause there gives up in time."""
 
     async def test_a_pause_nobody_can_see_ends_interrupted_saying_how_to_answer(self, monkeypatch):
-        monkeypatch.setattr(widget._Browser, "seen", False)
+        monkeypatch.setattr(_observer.Browser, "seen", False)
         monkeypatch.setenv("NBGRAPH_HEADLESS_WAIT", "0.05")
         g = human_graph()
         run = g.start({}, display=False)
@@ -144,7 +144,7 @@ class TestNoBrowser:
         assert later.outcome == "interrupted" and later.pauses[0].prompt == "Room size?"
 
     async def test_once_a_browser_said_hello_a_pause_waits_for_its_person(self, monkeypatch):
-        monkeypatch.setattr(widget._Browser, "seen", False)
+        monkeypatch.setattr(_observer.Browser, "seen", False)
         monkeypatch.setenv("NBGRAPH_HEADLESS_WAIT", "0.05")
         run = human_graph().start({}, display=False)
         view = GraphView.for_run(run)

@@ -38,6 +38,7 @@ __all__ = [
     "RunResult",
     "default_checkpointer",
     "fork",
+    "forked",
     "invoke",
     "reopen",
     "resume",
@@ -93,7 +94,21 @@ def fork(
     **options: Any,
 ) -> RunResult:
     """Start a new thread from the checkpoint after ``step`` and run it to the end."""
+    options.pop("live", None)
+    run = forked(plan, run_or_thread, step=step, update=update, checkpointer=checkpointer, **options)
+    return run_blocking(run.execute(), all_sync=plan.all_sync)
+
+
+def forked(
+    plan: Plan,
+    run_or_thread: Any,
+    *,
+    step: int,
+    update: Mapping[str, Any] | None = None,
+    checkpointer: Any = None,
+    **options: Any,
+) -> Run:
+    """A run of a new thread that starts from the checkpoint after ``step``, holding its lease."""
     thread, store, _ = _where(plan, run_or_thread, checkpointer)
     new_thread = fork_thread(plan, store, thread, step, update, options.pop("thread", None))
-    options.pop("live", None)
-    return run_blocking(Run.resume(plan, new_thread, checkpointer=store, **options).execute(), all_sync=plan.all_sync)
+    return Run.resume(plan, new_thread, checkpointer=store, **options)

@@ -1,0 +1,399 @@
+"""Feeding a live :class:`~nbgraph.widget.GraphView` the progress of a run.
+
+The engine runs as a task in the kernel's event loop. The observer wakes on a timer
+(``max_rate`` times a second), reads the steps recorded since it last looked, and
+sends one update, so the browser gets the same few messages a second however fast
+the graph runs, and a step costs the run nothing extra. Pauses and the end of the
+run are sent at once. What a flush sends is cumulative (visit counts, fired edges,
+the pending requests, the final state), so coalescing never loses a node's entry or
+exit, an interrupt, or the outcome.
+
+Parallel branches and sub-graphs: a flush sends every node being called now (several
+while branches run), each branch target's progress (a map's 3 of 4 done, 1 failed) and
+the counts inside sub-graphs keyed by path (``research/search``), so an opened frame
+shows its own. A resumed run re-runs the nodes its pauses stopped in from their start;
+the view hears of it through ``node-enter`` events, which it takes only during the
+resumed run's first step, the only step in which a node can run again that way.
+
+Nobody to click: a notebook executed headless (nbconvert, papermill, nbval) shows its
+views to no browser, so a run waiting there for a person would wait for ever. Each
+view's module says hello from the browser when it loads; a run whose pause has waited
+``NBGRAPH_HEADLESS_WAIT`` seconds (default 30, 0: for ever) in a kernel no browser has
+said hello to ends ``interrupted``, with a reason that says how to answer from code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from .errors import NbgraphError
+from .history import tally, tally_within
+
+if TYPE_CHECKING:
+    from .widget import GraphView
+
+__all__ = ["Browser", "RunObserver", "edge_key", "exit_line", "place"]
+
+_NO_BROWSER = (
+    "nobody answered within {wait:g} s and no browser shows this notebook (a headless run: nbconvert, "
+    "papermill, nbval?); answer from code before `await run` with run.answer(value), run.approve() or "
+    "run.respond(pause.id, value), or run the notebook with NBGRAPH_AUTO_ANSWER=1 if it answers its own "
+    "pauses; NBGRAPH_HEADLESS_WAIT sets the wait (0: for ever); g.resume(result, answer) goes on from here"
+)
+
+
+class Browser:
+    """Whether a browser has loaded an nbgraph view in this kernel (it then says hello)."""
+
+    seen = False
+
+
+_HEADLESS_WAIT = 30.0
+
+
+def _headless_wait() -> float:
+    """Seconds a pause waits for a browser before a run gives up on being answered."""
+    text = os.environ.get("NBGRAPH_HEADLESS_WAIT")
+    if text is None:
+        return _HEADLESS_WAIT
+    try:
+        wait = float(text)
+    except ValueError:
+        wait = -1.0
+    if not wait >= 0:
+        raise ValueError(f"NBGRAPH_HEADLESS_WAIT must be a number of seconds (0: wait for ever), not {text!r}")
+    return wait
+
+
+_LOG_LINES = 200
+_TEXT_CHARS = 4000
+
+
+def edge_key(source: str, target: str) -> str:
+    return f"{source}\u2192{target}"
+
+
+def place(path: str, branch: str | None) -> str:
+    # A map's branch is named after its node (ask[1]): say it once.
+    return path if not branch else branch if branch.startswith(f"{path}[") else f"{path} [{branch}]"
+
+
+def exit_line(step: int, path: str, branch: str | None, duration: float) -> str:
+    return f"{step:>4}  {place(path, branch)}  {duration * 1000:.1f} ms"
+
+
+_FINAL = ("done", "failed")
+_COUNTS = ("done", "failed", "running", "paused", "waiting")
+
+
+def _counts(statuses: dict[str, str]) -> dict[str, int]:
+    counts = dict.fromkeys(_COUNTS, 0)
+    for status in statuses.values():
+        counts[status] = counts.get(status, 0) + 1
+    return {"total": len(statuses), **counts}
+
+
+class RunObserver:
+    """Feeds a :class:`GraphView` the progress of a run, at most ``max_rate`` times a second.
+
+    It reads the steps from ``run.history`` and the nodes under way from
+    ``run.running`` / ``run.branches`` when it flushes, so a step costs the run
+    nothing; it listens only for the rare events (streamed text, tool calls, pauses,
+    errors, the end), and flushes at once on pauses and at the end.
+    """
+
+    def __init__(
+        self, view: GraphView, run: Any, *, max_rate: float = 20.0, carry: RunObserver | None = None, seen: int | None = None
+    ) -> None:
+        self.view = view
+        self.run = run
+        self.interval = 1.0 / max_rate
+        self.flushes = 0
+        self._loop = asyncio.get_running_loop()
+        self._t0 = time.perf_counter()
+        self._status: dict[str, Any] = {
+            "state": "running",
+            "outcome": None,
+            "reason": None,
+            "step": run.step,
+            "max_steps": run.plan.max_steps,
+            "tokens": 0,
+            "cost": 0.0,
+            "elapsed": 0.0,
+            "current": None,
+        }
+        # Steps before this view (a resumed run's) are not replayed, unless asked (a fork's shared ones).
+        self._seen = run.recorded if seen is None else seen
+        self._visits: dict[str, int] = {}
+        self._fired: dict[tuple[str, str], int] = {}
+        self._progress: dict[str, dict[str, str]] = {}  # path -> branch -> status, the latest superstep there
+        self._live: frozenset[str] = frozenset()  # paths with a superstep under way at the last flush
+        self._reruns: dict[str, int] = {}
+        self._costs: dict[str, list[Any]] = {}  # path -> [tokens, cost] of its steps
+        walker = getattr(run, "_walker", None)
+        # A run started with breakpoints is watched for them at every node: a click can add one.
+        self._watched = walker is not None and walker.breaks is not None
+        self._sent: tuple[Any, ...] = ()  # what run.running / run.branches / run.pending were when last sent
+        self._log: deque[str | tuple[int, str, str | None, float]] = deque(maxlen=_LOG_LINES)
+        self._text: list[str] = []
+        self._text_len = 0
+        self._text_step = -1
+        self._dirty = False
+        self._done = False
+        self._detached = False
+        self._ended: Any = None
+        self._last_flush = 0.0
+        self._handle: asyncio.TimerHandle | None = None
+        self._headless_wait = _headless_wait()
+        self._no_browser: asyncio.TimerHandle | None = None
+        self._ended_pauses: tuple[Any, ...] = ()
+        if carry is not None:  # a resume of the run ``carry`` showed: its counts and log go on
+            self._visits, self._fired, self._costs = dict(carry._visits), dict(carry._fired), dict(carry._costs)
+            self._reruns, self._log = dict(carry._reruns), carry._log
+            self._status.update(tokens=carry._status["tokens"], cost=carry._status["cost"])
+        self._unsubscribe = run.subscribe(self.on_event, steps=False)
+        self._unwatch: Any = None
+        self._flush()
+
+    def on_event(self, event: Any) -> None:
+        kind = event.type
+        if kind == "text-delta":
+            if event.step != self._text_step:
+                self._text, self._text_len, self._text_step = [], 0, event.step
+            if self._text_len < _TEXT_CHARS:
+                self._text.append(event.text)
+                self._text_len += len(event.text)
+                self._dirty = True
+            return
+        if kind == "run-start":
+            if event.resumed:
+                # Only the first step of a resumed run can run a node again from its start:
+                # hear node-enter events until that step has routed on.
+                self._unwatch = self.run.subscribe(self._watch_reruns)
+            return
+        self._catch_up()  # keep the log in order: the steps so far come first
+        self._dirty = True
+        if kind == "tool-call":
+            self._log.append(f"      tool {event.name}({json.dumps(event.args, default=str)[:80]})")
+        elif kind == "tool-result" and event.is_error:
+            self._log.append(f"      tool {event.name} failed: {str(event.result)[:80]}")
+        elif kind == "interrupt":
+            pause = event.pause
+            where = ", ".join(filter(None, ("/" in pause.path and pause.path, pause.branch)))
+            self._log.append(f"      waiting{f' ({where})' if where else ''}: {pause.prompt}")
+            if not Browser.seen and self._no_browser is None and self._headless_wait > 0:
+                self._no_browser = self._loop.call_later(self._headless_wait, self._give_up, True)
+            self._flush()
+        elif kind == "resume":
+            where = ", ".join(filter(None, ("/" in event.path and event.path, event.branch)))
+            self._log.append(f"      answered{f' ({where})' if where else ''}")
+            self._flush()
+        elif kind == "error":
+            self._log.append(f"      error: {event.error}")
+        elif kind == "done":
+            self._status.update(state="done", outcome=event.outcome, reason=event.reason)
+            self._done = True
+            self._unsubscribe()
+            self._stop_watching()
+            if self._no_browser is not None:
+                self._no_browser.cancel()
+            self._show_problems()
+            self._loop.call_soon(self._show_ending)  # once the run has its result: how it ended too
+            self._frames()
+            self._flush()
+
+    def _frames(self) -> None:
+        """The run has ended: give the view's slider its frames (built once, no node runs)."""
+        from .replay import Replay
+
+        try:
+            frames = Replay.from_result(self.run)
+        except (NbgraphError, ValueError, TypeError) as exc:  # the view still shows the run without a slider
+            self._log.append(f"      no replay: {exc}")
+            return
+        self._ended = frames  # sent with the final flush, in the same message
+
+    def _show_problems(self) -> None:
+        """The problems the run met (``result.problems()``), on the drawing."""
+        from .inspection import run_problems
+
+        self.view.problems = [problem.model_dump(mode="json") for problem in run_problems(self.run)]
+
+    def _show_ending(self) -> None:
+        """The run has its result: the problems it met, and the pauses an ``interrupted`` run
+        ended waiting for (answering one resumes it in the view)."""
+        if self._detached:
+            return
+        self._show_problems()
+        result = self.run.result()
+        if result.outcome == "interrupted" and result.pauses:
+            self._ended_pauses = tuple(result.pauses)
+            self.view.pending = [pause.model_dump(mode="json") for pause in result.pauses]
+
+    def detach(self) -> None:
+        """Stop feeding the view: it shows another run from now on."""
+        self._detached = self._done = True
+        self._unsubscribe()
+        self._stop_watching()
+        for handle in (self._handle, self._no_browser):
+            if handle is not None:
+                handle.cancel()
+
+    def live_breaks(self) -> Any:
+        """The breakpoints of the run under way, if it is watched for them (None: it is not, or it has ended)."""
+        if not self._watched or self._done:
+            return None
+        from .engine.breaks import Breaks
+
+        return self.run._walker.breaks or Breaks()
+
+    def _give_up(self, first_look: bool) -> None:
+        """A pause has waited its time and no browser has said hello: nobody can answer."""
+        self._no_browser = None
+        if Browser.seen or self._done or not self.run.pending:
+            return
+        if first_look:
+            # A cell that kept the loop busy may have held the hello back: let the kernel read it.
+            self._no_browser = self._loop.call_later(0.5, self._give_up, False)
+            return
+        self.run.stop_waiting(_NO_BROWSER.format(wait=self._headless_wait))
+
+    def _watch_reruns(self, event: Any) -> None:
+        kind = event.type
+        if kind == "node-enter":
+            if event.rerun:
+                path = event.path or event.node
+                self._reruns[path] = self._reruns.get(path, 0) + 1
+                self._catch_up()
+                self._log.append(f"      rerun: {place(path, event.branch)} runs again from its start, up to its answered pause")
+                self._dirty = True
+        elif kind == "route" and event.path and "/" not in event.path:
+            self._stop_watching()  # the first step has routed on: no node can re-run any more
+
+    def _stop_watching(self) -> None:
+        if self._unwatch is not None:
+            self._unwatch()
+            self._unwatch = None
+
+    def note(self, line: str) -> None:
+        """Add a line to the view's log."""
+        self._catch_up()
+        self._log.append(f"      {line}")
+        self._flush()
+
+    def _catch_up(self) -> None:
+        """Count the steps recorded since the last look."""
+        run = self.run
+        fresh = run.history_since(self._seen)
+        last = fresh[-1] if fresh else None
+        if last is not None and last.edge is None and last.error is None and not run.pending and not run.done:
+            fresh = fresh[:-1]  # a fork's last shared step: its routing is done afresh, count it once done
+        if not fresh:
+            return
+        visits, fired = self._visits, self._fired
+        tally(fresh, visits, fired)
+        status, log = self._status, self._log
+        levels: set[str] = set()
+        batches: dict[str, dict[str, str]] = {}
+        for record in fresh:
+            status["tokens"] += record.tokens
+            status["cost"] += record.cost
+            if record.tokens or record.cost:
+                spent = self._costs.setdefault(record.path, [0, 0.0])
+                spent[0] += record.tokens
+                spent[1] += record.cost
+            log.append((record.step, record.path, record.branch, record.duration))  # formatted when sent
+            if "/" in record.path:
+                levels.add(record.path.rpartition("/")[0])
+            if record.branch is not None:
+                # A superstep's records arrive together when it settles: its branches' final states.
+                batch = batches.setdefault(record.path, {})
+                if record.branch in batch:
+                    batch.clear()  # the same branch again: a later superstep at the same node
+                batch[record.branch] = "failed" if record.error else "done"
+        for level in levels:  # counts inside sub-graphs, keyed by path
+            inner_visits: dict[str, int] = {}
+            inner_fired: dict[tuple[str, str], int] = {}
+            tally_within(fresh, level, inner_visits, inner_fired)
+            for node, count in inner_visits.items():
+                key = f"{level}/{node}"
+                visits[key] = visits.get(key, 0) + count
+            for (source, target), count in inner_fired.items():
+                edge = (f"{level}/{source}", f"{level}/{target}")
+                fired[edge] = fired.get(edge, 0) + count
+        for path, batch in batches.items():
+            if path in self._live and path in self._progress:
+                self._progress[path].update(batch)  # the superstep seen under way at the last flush
+            else:
+                self._progress[path] = batch
+        self._seen += len(fresh)
+
+    def _snapshot(self) -> tuple[tuple[str, ...], tuple[Any, ...], tuple[Any, ...]]:
+        run = self.run
+        return tuple(dict.fromkeys(run.running)), tuple(run.branches), run.pending
+
+    def _tick(self) -> None:
+        self._handle = None
+        if self._done:
+            return
+        run = self.run
+        idle = not self._dirty and run.step == self._status["step"] and self._snapshot() == self._sent
+        if idle and (run.pending or time.perf_counter() - self._last_flush < 1.0):
+            # Nothing new (a long node, a slow model, a person thinking): the clock, once a second.
+            self._handle = self._loop.call_later(self.interval, self._tick)
+        else:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._detached:
+            return
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        self._catch_up()
+        run, status, view = self.run, self._status, self.view
+        self._last_flush = now = time.perf_counter()
+        self._dirty = False
+        status["elapsed"] = round(now - self._t0, 2)
+        status["step"] = run.step
+        self._sent = running, branches, pending = self._snapshot()
+        if not self._done:
+            status["state"] = "paused" if pending else "running"
+            # An approval waits on a node that has already run: keep it highlighted.
+            status["current"] = (pending[0].path or pending[0].node) if pending else run.upcoming
+        else:
+            status["current"] = None
+        live: dict[str, dict[str, str]] = {}
+        for state in branches:
+            live.setdefault(state.path, {})[state.branch] = state.status
+        self._progress.update(live)
+        self._live = frozenset(live)
+        if self._done:  # branches cut short by the end (a failure, a stop) did not finish
+            waiting = {(pause.path or pause.node, pause.branch) for pause in pending}
+            for path, statuses in self._progress.items():
+                for branch, state in statuses.items():
+                    if state not in _FINAL and (path, branch) not in waiting:
+                        statuses[branch] = "failed"
+        with view.hold_sync():  # one comm message for all the traits that changed
+            view.status = dict(status)
+            view.visits = dict(self._visits)
+            view.fired = {edge_key(*edge): count for edge, count in self._fired.items()}
+            view.pending = [pause.model_dump(mode="json") for pause in pending or self._ended_pauses]
+            view.running = list(running)
+            view.branches = {path: _counts(statuses) for path, statuses in self._progress.items()}
+            view.reruns = dict(self._reruns)
+            view.swapped = list(run.replaced)
+            view.costs = {path: {"tokens": tokens, "cost": round(cost, 6)} for path, (tokens, cost) in self._costs.items()}
+            view.text = "".join(self._text)
+            view.log = [line if type(line) is str else exit_line(*line) for line in self._log]
+            if self._ended is not None:
+                view.show_frames(self._ended)
+                self._ended = None
+        self.flushes += 1
+        if not self._done:
+            self._handle = self._loop.call_later(self.interval, self._tick)
