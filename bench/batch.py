@@ -220,11 +220,11 @@ def part_ray() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
-    parser.add_argument("--calls", type=int, default=320)
+    parser.add_argument("--calls", type=int, default=240)
     parser.add_argument("--concurrency", type=int, default=100)
     parser.add_argument("--llm-concurrency", type=int, default=16)
     parser.add_argument("--tokens", type=int, default=50)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, openai {openai.__version__}")
     asyncio.run(part_one(args.runs, args.concurrency, args.rounds))

@@ -151,7 +151,7 @@ def test_without_pandas_the_table_is_plain_rows():
 
 async def test_progress_counts_runs_and_the_edges_each_input_took():
     g = routed(fail_on={5}, tokens=10, cost=0.25)
-    batch = Batch(g, {f"i{n}": {"n": n} for n in range(6)}, concurrency=2, progress=False, table="rows")
+    batch = Batch(g, {f"i{n}": {"n": n} for n in range(6)}, concurrency=2, progress=False, table="rows", results=True)
     seen: list[ProgressEvent] = []
     running: list[int] = []
     batch.progress.subscribe(lambda progress, event: (seen.append(event), running.append(progress.running)))
@@ -312,8 +312,10 @@ async def test_an_executor_runs_each_input_through_run_job():
             return await run_job(graph, job)
 
     executor = Counting()
-    rows = await within(routed().abatch({"p": {"n": 1}, "q": {"n": 2}}, executor=executor, batch=None, progress=False, table="rows"))
+    batch = Batch(routed(), {"p": {"n": 1}, "q": {"n": 2}}, executor=executor, progress=False, table="rows")
+    rows = await within(batch.run())
     assert [job.input_id for job in executor.jobs] == ["p", "q"]
+    assert batch.results == {}  # kept only when asked for
     assert [job.thread for job in executor.jobs] == [row.thread for row in rows]
     assert executor.jobs[0].thread.endswith("/p") and executor.jobs[0].input == {"n": 1}
     assert repr(LocalExecutor()) == "LocalExecutor()"

@@ -58,6 +58,9 @@ class Batch:
             False shows nothing; a callable is subscribed to :attr:`progress`.
         table: ``"auto"`` (a DataFrame when pandas imports, else the rows), ``"rows"``
             (always the list of :class:`BatchRow`) or ``"pandas"``.
+        results: keep each input's :class:`~nbgraph.RunResult` in :attr:`results` (each
+            holds its run's state and history: off by default, so a large batch keeps
+            only its rows).
     """
 
     def __init__(
@@ -74,6 +77,7 @@ class Batch:
         executor: Any = None,
         progress: Any = None,
         table: str = "auto",
+        results: bool = False,
     ) -> None:
         if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
             raise ValueError(f"concurrency must be a whole number of runs, at least 1, got {concurrency!r}")
@@ -108,7 +112,8 @@ class Batch:
         self.rows: dict[Any, BatchRow] = {}
         """Each input's row, as its run ends."""
         self.results: dict[Any, RunResult] = {}
-        """Each input's :class:`~nbgraph.RunResult`, for runs that ended in this process."""
+        """Each input's :class:`~nbgraph.RunResult`, for runs that ended in this process (with ``results=True``)."""
+        self._keep = results
         self.table: Any = None
         """The table, once the batch has ended (also when the task awaiting it was cancelled)."""
         self._jobs: Iterator[Job] | None = None
@@ -204,7 +209,7 @@ class Batch:
     def _record(self, done: Finished, started: bool = True) -> None:
         row = done.row
         self.rows[row.input_id] = row
-        if done.result is not None:
+        if done.result is not None and self._keep:
             self.results[row.input_id] = done.result
         self.progress._end(row, done.edges, started)
 
