@@ -54,7 +54,12 @@ class Finished(NamedTuple):
 @runtime_checkable
 class Executor(Protocol):
     """Runs the inputs of a batch. The batch calls :meth:`run` once per input, from as many
-    tasks of the running loop as its concurrency allows, and never more at once."""
+    tasks of the running loop as its concurrency allows, and never more at once.
+
+    An executor may also have ``check(graph, checkpointer)``, which the batch calls before
+    any run starts: it raises when the executor cannot run this graph with this store (a
+    remote one needs a store its workers can reach).
+    """
 
     async def run(self, graph: Any, job: Job) -> Finished:
         """Run ``job`` on ``graph`` (what :func:`run_job` does) and return its :class:`Finished`."""
