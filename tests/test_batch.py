@@ -239,6 +239,33 @@ async def test_cancelling_the_awaiting_task_stops_the_batch_and_lets_the_cancel_
     assert batch.table[2].error == "not started: cancelled"
 
 
+def test_stop_from_another_thread_stops_a_synchronous_batch():
+    import threading
+
+    entered = threading.Event()
+    release = asyncio.Event()
+
+    async def wait(state):
+        entered.set()
+        await release.wait()
+
+    g = Graph("waits", state=Numbers)
+    g.add_node("wait", wait)
+    g.add_edge(START, "wait")
+    g.add_edge("wait", END)
+    batch = Batch(g, [{"n": n} for n in range(3)], concurrency=1, progress=False, table="rows")
+    from nbgraph.batch._batch import _settled
+    from nbgraph.engine.runner import run_blocking
+
+    outcome: list = []
+    worker = threading.Thread(target=lambda: outcome.append(run_blocking(_settled(batch), all_sync=False)))
+    worker.start()
+    assert entered.wait(10)
+    batch.stop()  # from this thread, while the batch runs on nbgraph's own loop
+    worker.join(10)
+    assert [row.outcome for row in outcome[0]] == ["aborted", "skipped", "skipped"]
+
+
 async def test_retry_runs_failed_inputs_again_only_when_asked():
     store = MemoryCheckpointer()
     broken = {3}
@@ -338,6 +365,8 @@ def test_bad_arguments_say_what_was_wrong():
     g = routed()
     with pytest.raises(TypeError, match=r"inputs must be a list of inputs or a dict \{input id: input\}, got str"):
         g.batch("abc")
+    with pytest.raises(ValueError, match="input ids 1 and '1' would share the thread of one run"):
+        g.batch({1: {"n": 1}, "1": {"n": 2}})
     with pytest.raises(ValueError, match="concurrency must be a whole number of runs, at least 1, got 0"):
         g.batch([{"n": 1}], concurrency=0)
     with pytest.raises(ValueError, match="batch='x' makes the batch resumable from its checkpoints, and needs a store"):

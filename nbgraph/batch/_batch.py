@@ -106,9 +106,6 @@ class Batch:
         self.checkpointer = store
         self.retry = retry
         self.executor: Executor = executor_named(executor)
-        check = getattr(self.executor, "check", None)
-        if check is not None:
-            check(graph, store)  # an executor that cannot run with this store says why, before any run starts
         self.progress = BatchProgress(len(self.inputs))
         self._show = progress
         self._table = table
@@ -122,6 +119,7 @@ class Batch:
         self._jobs: Iterator[Job] | None = None
         self._workers: list[asyncio.Task[None]] = []
         self._halt: str | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def thread(self, input_id: Any) -> str:
         """The thread of an input's run."""
@@ -131,6 +129,19 @@ class Batch:
         """Start no more runs and cancel the ones under way: they end ``aborted`` with their
         checkpoints intact (the same batch called again continues them)."""
         self._halt = self._halt or why
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if running is not loop:
+                # From another thread (a view's Stop while a synchronous batch runs on nbgraph's own loop).
+                loop.call_soon_threadsafe(self._cancel_workers)
+                return
+        self._cancel_workers()
+
+    def _cancel_workers(self) -> None:
         for worker in self._workers:
             worker.cancel()
 
@@ -150,7 +161,7 @@ class Batch:
         cancelled = False
         try:
             count = min(self.concurrency, len(self.inputs))
-            loop = asyncio.get_running_loop()
+            loop = self._loop = asyncio.get_running_loop()
             self._workers = [loop.create_task(self._work()) for _ in range(count)]
             try:
                 await asyncio.gather(*self._workers, return_exceptions=True)
@@ -247,6 +258,13 @@ class Batch:
 
 def _by_id(inputs: Any) -> dict[Any, Any]:
     if isinstance(inputs, Mapping):
+        seen: dict[str, Any] = {}
+        for key in inputs:
+            other = seen.setdefault(str(key), key)
+            if other is not key and other != key:
+                raise ValueError(
+                    f"input ids {other!r} and {key!r} would share the thread of one run: give every input an id of its own"
+                )
         return dict(inputs)
     if isinstance(inputs, (str, bytes)) or not isinstance(inputs, Iterable):
         raise TypeError(
