@@ -240,31 +240,42 @@ function paintProgress(progress, node, counts) {
 
 /**
  * Reflect a run on the drawing: the nodes running now (several while branches run),
- * pauses, visits, branch progress, re-runs and fired edges.
+ * pauses, visits, branch progress, re-runs and fired edges. `warned` (path -> note): nodes a
+ * resume would run again, said before the answer. `previous` ({visits, fired}): the run a fork
+ * came from, whose path not taken by this run shows dashed beside it.
  * @param {{nodeEls: Map, edgeEls: Map, joinEls: Map, root: SVGElement}} drawing
  */
-export function paintRun(drawing, { current, running, waiting, visits, fired, branches, reruns, finished, uid }) {
+export function paintRun(drawing, {
+  current, running, waiting, visits, fired, branches, reruns, finished, uid, warned = {}, previous = {},
+}) {
+  const wasVisited = previous.visits || {};
+  const wasFired = previous.fired || {};
   for (const [path, { group, visits: badge, rerun, progress, node }] of drawing.nodeEls) {
     const count = visits[path] || 0;
     const live = running.has(path) || path === current;
     group.classList.toggle("nbg-current", live);
     group.classList.toggle("nbg-waiting", waiting.has(path));
     group.classList.toggle("nbg-visited", count > 0 && !live);
+    group.classList.toggle("nbg-was-visited", count === 0 && !live && (wasVisited[path] || 0) > 0);
     badge.textContent = count > 1 ? `\u00D7${count}` : "";
     const again = reruns[path] || 0;
+    const warning = warned[path] || "";
     const [tip, glyph] = rerun.children;
-    glyph.textContent = again > 1 ? `\u21BB${again}` : again ? "\u21BB" : "";
+    glyph.textContent = again > 1 ? `\u21BB${again}` : again ? "\u21BB" : warning ? "\u21BB?" : "";
     tip.textContent = again
       ? `ran again from its start on resume${again > 1 ? ` (${again} times)` : ""}: its code up to the pause ran a second time`
-      : "";
+      : warning;
     group.classList.toggle("nbg-reran", again > 0);
+    group.classList.toggle("nbg-rerun-warned", !again && Boolean(warning));
     paintProgress(progress, node, branches[path]);
   }
   for (const [key, entries] of drawing.edgeEls) {
     const count = fired[key] || 0;
+    const before = count === 0 && (wasFired[key] || 0) > 0;
     for (const { group, path, arrow } of entries) {
       group.classList.toggle("nbg-fired", count > 0);
-      group.classList.toggle("nbg-unfired", finished && count === 0);
+      group.classList.toggle("nbg-was-fired", before);
+      group.classList.toggle("nbg-unfired", finished && count === 0 && !before);
       if (arrow) path.setAttribute("marker-end", `url(#${count > 0 ? "arrow-fired" : "arrow"}-${uid})`);
     }
   }

@@ -5,7 +5,9 @@ import { drawGraph, fitLabels, paintRun } from "./draw.js";
 import { estimateWidth, layoutGraph } from "./layout.js";
 import { addMarks, paintMarks, problemMarks } from "./marks.js";
 import { createInspector } from "./inspector.js";
-import { h, onStepLine, pinLog, renderLog, renderPending, renderStatus, reopenPending, submitOnEnter } from "./panel.js";
+import {
+  h, onStepLine, pinLog, renderLog, renderPending, renderStatus, reopenPending, rerunWarning, submitOnEnter,
+} from "./panel.js";
 import { createSlider } from "./replay.js";
 import { createViewport } from "./viewport.js";
 
@@ -38,6 +40,16 @@ function textMeasure() {
   return measure;
 }
 
+/** The nodes whose open pauses warn that a resume runs them again: path -> the warning. */
+function warnings(pending, ended) {
+  const warned = {};
+  for (const pause of pending) {
+    const text = rerunWarning(pause, ended);
+    if (text) warned[pause.path || pause.node] = text;
+  }
+  return warned;
+}
+
 /** @param {{model: any, el: HTMLElement}} ctx */
 function render({ model, el }) {
   const uid = `nbg${++counter}`;
@@ -67,9 +79,20 @@ function render({ model, el }) {
   controls.append(steerForm, stop);
   const send = (message) => model.send(message);
   // A step of the run in the inspector: from a log line, a visited node, or the slider's frame.
-  const inspector = createInspector(h, send);
+  const inspector = createInspector(h, send, { canFork: () => Boolean(model.get("can_fork")) });
+  // The graph was redefined while the run waits: a fork onto the new definition, by a click.
+  const redefined = h("div", "nbg-redefined");
+  redefined.setAttribute("role", "status");
+  const redefinedText = h("span", "nbg-redefined-text");
+  const forkOnto = h("button", "nbg-button nbg-fork-onto", "Fork onto the new graph");
+  forkOnto.addEventListener("click", () => {
+    forkOnto.disabled = true;
+    send({ type: "fork", onto: "new" });
+  });
+  redefined.append(redefinedText, forkOnto);
+  const legend = h("div", "nbg-fork-legend");
   const slider = createSlider(h, { onMove: () => paint(), onInspect: (frame) => inspector.ask({ frame }) });
-  side.append(pending, error, inspector.el, textBox, log, controls);
+  side.append(redefined, pending, error, inspector.el, legend, textBox, log, controls);
   body.append(canvas, side);
   root.append(header, slider.el, body);
   el.appendChild(root);
@@ -130,11 +153,14 @@ function render({ model, el }) {
         reruns: shown ? {} : model.get("reruns") || {},
         finished: Boolean(st.outcome) && !shown,
         uid,
+        warned: shown ? {} : warnings(model.get("pending") || [], st.state === "done"),
+        previous: shown ? {} : model.get("previous") || {},
       });
       paintMarks(drawing, {
         breakpoints: model.get("breakpoints") || {},
         problems: problemMarks(model.get("dag") || {}, model.get("problems") || []),
         costs: model.get("costs") || {},
+        swapped: model.get("swapped") || [],
       });
     }
     const going = st.state === "running" || st.state === "paused";
@@ -146,7 +172,22 @@ function render({ model, el }) {
   }
 
   function showPending() {
-    renderPending(pending, model.get("pending") || [], send);
+    renderPending(pending, model.get("pending") || [], send, (model.get("status") || {}).state === "done");
+  }
+
+  function showRedefined() {
+    const info = model.get("redefined") || {};
+    redefined.hidden = !info.note;
+    redefinedText.textContent = info.note || "";
+    forkOnto.disabled = false;
+  }
+
+  function showLegend() {
+    const previous = model.get("previous") || {};
+    legend.hidden = !previous.thread;
+    legend.textContent = previous.thread
+      ? `Forked from run ${previous.thread} after step ${previous.step}. Dashed: its path that this run did not take.`
+      : "";
   }
 
   function showText() {
@@ -191,6 +232,12 @@ function render({ model, el }) {
     ["change:breakpoints", paint],
     ["change:problems", paint],
     ["change:costs", paint],
+    ["change:swapped", paint],
+    ["change:previous", () => {
+      showLegend();
+      paint();
+    }],
+    ["change:redefined", showRedefined],
     ["change:pending", () => {
       error.hidden = true;
       showPending();
@@ -208,6 +255,8 @@ function render({ model, el }) {
   slider.set(model.get("frames") || []);
   drawDag();
   showPending();
+  showRedefined();
+  showLegend();
   showText();
   showLog();
 

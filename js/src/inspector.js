@@ -115,11 +115,18 @@ export function renderInspection(h, el, data) {
   for (const note of data.missing || []) el.appendChild(h("div", "nbg-insp-missing", note));
 }
 
+/** Whether "Fork from here" can start from this inspected step: a step of the run's own graph. */
+export function forkable(data) {
+  return Boolean(data) && Number.isInteger(data.step) && !String(data.path || "").includes("/");
+}
+
 /**
  * The inspector panel. `ask(request)` sends {type: "inspect", ...request} and remembers what
  * had the focus; `show(data)` fills and focuses the panel; Escape (or \u00D7) closes it.
+ * When `canFork()` holds, a step of the run's own graph offers "Fork from here": a new run
+ * from that step, with the graph as defined now ({type: "fork", step}).
  */
-export function createInspector(h, send) {
+export function createInspector(h, send, { canFork = () => false } = {}) {
   const panel = h("div", "nbg-inspector");
   panel.hidden = true;
   panel.tabIndex = -1;
@@ -154,6 +161,15 @@ export function createInspector(h, send) {
     },
     show(data) {
       renderInspection(h, content, data);
+      if (canFork() && forkable(data)) {
+        const fork = h("button", "nbg-button nbg-fork", "Fork from here");
+        fork.title = `Start a new run after step ${data.step} with the graph as defined now; steps up to it are reused, nothing before it runs again`;
+        fork.addEventListener("click", () => {
+          fork.disabled = true;
+          send({ type: "fork", step: data.step });
+        });
+        content.insertBefore(fork, content.children[1] || null);
+      }
       panel.dataset.step = String(data.step);
       panel.dataset.path = data.path;
       panel.hidden = false;

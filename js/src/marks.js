@@ -1,6 +1,7 @@
 // Marks on the drawing: breakpoints (a dot on a node's left edge, click or "b" toggles the one
 // before it), problems (a warning badge on the node or edge, the message in its title and
-// aria-label) and each node's tokens and cost so far (small, under the node).
+// aria-label), each node's tokens and cost so far (small, under the node), and "new code" on a
+// node whose code a re-run cell swapped into the run.
 import { END, FRAME_HEAD, START, edgeKey, nodeTitle } from "./layout.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -98,8 +99,10 @@ export function addMarks(drawing, onBreak) {
     bang.textContent = "!";
     problem.append(bang);
     problem.style.display = "none";
-    group.append(gutter, cost, problem);
-    drawing.marks.set(path, { gutter, tip, cost, problem, name, group });
+    const swap = svg("text", { x: node.width / 2, y: -4, "text-anchor": "middle", class: "nbg-swap" });
+    swap.append(svg("title"), svg("tspan"));
+    group.append(gutter, cost, problem, swap);
+    drawing.marks.set(path, { gutter, tip, cost, problem, name, group, swap });
   }
 }
 
@@ -111,9 +114,10 @@ function showProblem(el, messages) {
   else el.removeAttribute("aria-label");
 }
 
-/** Reflect breakpoints ({before, after}), problems (from problemMarks) and per-node costs. */
-export function paintMarks(drawing, { breakpoints = {}, problems = [], costs = {} }) {
+/** Reflect breakpoints ({before, after}), problems (from problemMarks), per-node costs and swapped code. */
+export function paintMarks(drawing, { breakpoints = {}, problems = [], costs = {}, swapped = [] }) {
   if (!drawing.marks) return;
+  const swappedIn = new Set(swapped);
   const before = new Set(breakpoints.before || []);
   const after = new Set(breakpoints.after || []);
   const onNode = new Map();
@@ -124,7 +128,11 @@ export function paintMarks(drawing, { breakpoints = {}, problems = [], costs = {
     if (!into.has(key)) into.set(key, []);
     into.get(key).push(mark.message);
   }
-  for (const [path, { gutter, tip, cost, problem, name, group }] of drawing.marks) {
+  for (const [path, { gutter, tip, cost, problem, name, group, swap }] of drawing.marks) {
+    const isSwapped = swappedIn.has(path);
+    group.classList.toggle("nbg-swapped", isSwapped);
+    swap.lastChild.textContent = isSwapped ? "\u270E new code" : "";
+    swap.firstChild.textContent = isSwapped ? `${name}: new code from a re-run cell, from its next call on in this run` : "";
     const isBefore = before.has(path);
     const isAfter = after.has(path);
     gutter.classList.toggle("nbg-bp-on-before", isBefore);

@@ -52,7 +52,84 @@ export function pauseWhere(pause) {
   return pause.branch ? `${where} \u00B7 branch ${pause.branch}` : where;
 }
 
-const KINDS = { approval: "Approval", input: "Input", breakpoint: "Breakpoint" };
+const KINDS = { approval: "Approval", input: "Input", breakpoint: "Breakpoint", budget: "Budget" };
+
+/**
+ * What a pause warns before it is answered: the node code (model and tool calls) a resume from
+ * a checkpoint runs again. Answered in a live run, nothing runs again; a run that has ended
+ * `interrupted` is resumed by its answer, so there the note is what will happen.
+ */
+export function rerunWarning(pause, ended) {
+  const note = pause.reruns && pause.reruns.note;
+  if (!note) return "";
+  return ended
+    ? `\u21BB Answering resumes the run from its checkpoint: ${note}.`
+    : `\u21BB Answered here, nothing runs again; if the run is resumed from its checkpoint instead (after a restart), ${note}.`;
+}
+
+const LIMIT_NAMES = { turns: "model calls", tokens: "tokens", cost: "cost ($)" };
+
+/** A budget pause's figures, one line per limit: "tokens: 400 used of 450, the next step may take 100". */
+export function budgetLines(figures) {
+  const f = figures || {};
+  const fmt = (key, value) => (key === "cost" ? Number(value || 0).toFixed(4) : String(value ?? 0));
+  return Object.keys(f.limits || {}).map((key) => {
+    const next = (f.next || {})[key];
+    const over = (f.over || []).includes(key);
+    return {
+      key,
+      over,
+      text: `${LIMIT_NAMES[key] || key}: ${fmt(key, (f.used || {})[key])} used of ${fmt(key, f.limits[key])}${next ? `, the next step may take ${fmt(key, next)}` : ""}`,
+    };
+  });
+}
+
+/** The raised limits a budget form sends: its fields that hold a number, by limit. */
+export function raisedLimits(fields) {
+  const limits = {};
+  for (const [key, text] of fields) {
+    const value = Number(text);
+    if (String(text).trim() !== "" && Number.isFinite(value)) limits[key] = key === "cost" ? value : Math.ceil(value);
+  }
+  return limits;
+}
+
+function budgetForm(pause, answer) {
+  const figures = pause.budget || {};
+  const form = h("form", "nbg-budget-form");
+  const list = h("div", "nbg-budget-figures");
+  const fields = [];
+  for (const { key, over, text } of budgetLines(figures)) {
+    const line = h("label", `nbg-budget-line${over ? " nbg-budget-over" : ""}`);
+    line.appendChild(h("span", "nbg-budget-text", text));
+    const input = h("input", "nbg-budget-input");
+    input.type = "number";
+    input.min = "0";
+    input.step = key === "cost" ? "any" : "1";
+    input.dataset.limit = key;
+    const suggested = (figures.suggested || {})[key];
+    input.value = suggested != null ? String(suggested) : String(figures.limits[key]);
+    input.setAttribute("aria-label", `New ${LIMIT_NAMES[key] || key} limit`);
+    submitOnEnter(input, form);
+    line.appendChild(input);
+    list.appendChild(line);
+    fields.push(input);
+  }
+  const raise = h("button", "nbg-button nbg-approve nbg-budget-raise", "Raise and go on");
+  raise.type = "submit";
+  const stop = h("button", "nbg-button nbg-deny nbg-budget-stop", "Stop");
+  stop.type = "button";
+  stop.title = "End the run (aborted); it can be resumed from here";
+  stop.addEventListener("click", () => answer({ type: "answer", value: "stop" }));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    answer({ type: "answer", value: raisedLimits(fields.map((input) => [input.dataset.limit, input.value])) });
+  });
+  const buttons = h("div", "nbg-pause-actions");
+  buttons.append(raise, stop);
+  form.append(list, buttons);
+  return form;
+}
 
 /** A breakpoint's answers: the word sent, the label, classes, and what it does. */
 const BREAK_BUTTONS = [
@@ -61,16 +138,23 @@ const BREAK_BUTTONS = [
   ["stop", "Stop", "nbg-deny nbg-break-stop", "End the run (aborted); it can be resumed from here"],
 ];
 
-function pauseBox(pause, send) {
+function pauseBox(pause, send, ended) {
   const box = h("div", `nbg-pause nbg-pause-${pause.kind}`);
   box.dataset.pause = pause.id;
   box.dataset.path = pause.path || pause.node;
   box.dataset.branch = pause.branch || "";
+  box.dataset.ended = String(ended);
   box.setAttribute("role", "group");
   const what = KINDS[pause.kind] || "Input";
   box.setAttribute("aria-label", `${what} for ${pauseWhere(pause)}: ${pause.prompt}`);
   box.appendChild(h("div", "nbg-pause-node", `${what} \u2014 ${pauseWhere(pause)}`));
   box.appendChild(h("div", "nbg-pause-prompt", pause.prompt));
+  const warning = rerunWarning(pause, ended);
+  if (warning) {
+    const note = h("div", "nbg-pause-rerun", warning);
+    note.setAttribute("role", "note");
+    box.appendChild(note);
+  }
   if (pause.kind === "breakpoint" && pause.at === "after" && pause.update != null) {
     // What the node returned; its routing waits for the answer.
     box.appendChild(h("pre", "nbg-text nbg-break-update", JSON.stringify(pause.update, null, 1)));
@@ -82,7 +166,9 @@ function pauseBox(pause, send) {
     for (const control of box.querySelectorAll("button, input")) control.disabled = true;
     send({ ...message, pause_id: pause.id });
   };
-  if (pause.kind === "breakpoint") {
+  if (pause.kind === "budget") {
+    row.appendChild(budgetForm(pause, answer));
+  } else if (pause.kind === "breakpoint") {
     // The same "answer" message as an option: the kernel's run.respond takes the word.
     for (const [value, label, cls, title] of BREAK_BUTTONS) {
       const button = h("button", `nbg-button ${cls}`, label);
@@ -129,11 +215,13 @@ function pauseBox(pause, send) {
  * its own option buttons or text field for input, or Approve / Deny for an approval. Each
  * answer carries the pause id, so a stale click is ignored by the kernel. Boxes are kept
  * by pause id, so answering one leaves what is typed (and the focus) in the others.
+ * `ended`: the run has ended `interrupted`, and an answer resumes it from its checkpoint.
  */
-export function renderPending(el, pending, send) {
-  const kept = new Map([...el.children].map((box) => [box.dataset.pause, box]));
-  const boxes = pending.map((pause) => kept.get(pause.id) || pauseBox(pause, send));
-  for (const [id, box] of kept) if (!pending.some((pause) => pause.id === id)) box.remove();
+export function renderPending(el, pending, send, ended = false) {
+  // (A box made while the run could wait says another thing than one for an ended run.)
+  const kept = new Map([...el.children].filter((box) => box.dataset.ended === String(ended)).map((box) => [box.dataset.pause, box]));
+  const boxes = pending.map((pause) => kept.get(pause.id) || pauseBox(pause, send, ended));
+  for (const box of [...el.children]) if (!boxes.includes(box)) box.remove();
   boxes.forEach((box, i) => {
     if (el.children[i] !== box) el.insertBefore(box, el.children[i] || null);
   });
