@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("models and tools", {"nbgraph.llm", "nbgraph.llm.*"}),
     ("batches", {"nbgraph.batch", "nbgraph.batch.*"}),
     ("the builder and the language", {"nbgraph.compiler", "nbgraph.graph", "nbgraph.dsl", "nbgraph.dsl.*", "nbgraph.prebuilt", "nbgraph.prebuilt.heartbeat", "nbgraph"}),
-    ("the notebook layer", {"nbgraph._display", "nbgraph._observer", "nbgraph.widget", "nbgraph.magics"}),
+    ("the notebook layer", {"nbgraph._display", "nbgraph._observer", "nbgraph.widget", "nbgraph.batch_view", "nbgraph.magics"}),
 ]
 
 LAZY_UPWARD = {
