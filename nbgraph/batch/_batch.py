@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine import Budget
 from ..engine.runner import run_blocking
-from ..hooks import in_kernel
+from ..hooks import _notebook_layer, in_kernel
 from ..names import new_id
 from ._executor import Executor, Finished, Job, executor_named
 from ._progress import BatchProgress, terminal_bar
@@ -22,11 +22,14 @@ if TYPE_CHECKING:
 __all__ = ["Batch", "abatch", "batch", "register_view"]
 
 _views: list[Callable[[Batch], Any]] = []
+_compare_views: list[Callable[[Any, Any, Any], Any]] = []
 
 
-def register_view(show: Callable[[Batch], Any]) -> None:
-    """Install what shows a batch started inside a Jupyter kernel (the notebook layer calls this)."""
+def register_view(show: Callable[[Batch], Any], *, compare: Callable[[Any, Any, Any], Any] | None = None) -> None:
+    """Install what shows a batch started inside a Jupyter kernel (the notebook layer calls this);
+    ``compare(table, a, b)`` shows what :func:`~nbgraph.batch.compare` found."""
     _views[:] = [show]
+    _compare_views[:] = [compare] if compare is not None else []
 
 
 class Batch:
@@ -247,6 +250,8 @@ class Batch:
         if show is not None:
             raise TypeError(f"progress must be None, False or a callable(progress, event), got {type(show).__name__}")
         if in_kernel():
+            if not _views:
+                _notebook_layer()  # (loads the notebook layer, which registers the view)
             if _views:
                 _views[0](self)
             return None

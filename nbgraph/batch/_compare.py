@@ -6,6 +6,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..engine.runner import run_blocking
+from ..hooks import _notebook_layer, in_kernel
+from . import _batch
 from ._batch import Batch
 from ._table import BatchRow, Difference, rows_of, to_table
 
@@ -19,7 +21,9 @@ def compare(a: Any, b: Any, inputs: Iterable[Any] | Mapping[Any, Any] | None = N
 
     ``a`` and ``b`` are graphs (both then run a batch on ``inputs``, with the batch
     ``options`` of :class:`Batch`; ``batch="x"`` keeps them as ``x.a`` and ``x.b``) or
-    tables that batches returned already. ``changed`` names what differs (``path``,
+    tables that batches returned already. Inside a Jupyter kernel it also shows a drawing
+    of the edges each version took and the inputs that changed (``progress=False``: not).
+    ``changed`` names what differs (``path``,
     ``outcome``, ``cost``). Returns a DataFrame when pandas is installed, else the rows
     (``table=`` as for a batch).
 
@@ -60,4 +64,9 @@ async def acompare(a: Any, b: Any, inputs: Iterable[Any] | Mapping[Any, Any] | N
         differences.append(Difference(
             key, changed, tuple(row_a.path), tuple(row_b.path), row_a.outcome, row_b.outcome, row_a.cost, row_b.cost,
         ))
+    if options.get("progress") is None and in_kernel():
+        if not _batch._compare_views:
+            _notebook_layer()
+        if _batch._compare_views:
+            _batch._compare_views[0](differences, a, b)
     return to_table(differences, Difference._fields, pandas={"auto": None, "rows": False, "pandas": True}[table])
