@@ -218,13 +218,23 @@ function render({ model, el }) {
       tr.append(
         h("td", "nbg-cmp-id", String(row.id)),
         h("td", "", row.changed.join(", ")),
-        h("td", row.changed.includes("path") ? "nbg-cmp-moved" : "", both(pathText(row.path_a), pathText(row.path_b))),
+        pathCell(row),
         h("td", row.changed.includes("outcome") ? "nbg-cmp-moved" : "", both(row.outcome_a, row.outcome_b)),
         h("td", row.changed.includes("cost") ? "nbg-cmp-moved" : "", both(formatCost(row.cost_a), formatCost(row.cost_b))),
       );
       grid.appendChild(tr);
     }
     table.appendChild(grid);
+  }
+
+  /** The path cell: one path, or the old one above the new one. */
+  function pathCell(row) {
+    const a = pathText(row.path_a);
+    const b = pathText(row.path_b);
+    if (a === b) return h("td", "", a);
+    const td = h("td", "nbg-cmp-moved");
+    td.append(h("div", "nbg-cmp-old", `\u2212 ${a}`), h("div", "nbg-cmp-new", `+ ${b}`));
+    return td;
   }
 
   function paint() {
