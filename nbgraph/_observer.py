@@ -135,9 +135,6 @@ class RunObserver:
         self._live: frozenset[str] = frozenset()  # paths with a superstep under way at the last flush
         self._reruns: dict[str, int] = {}
         self._costs: dict[str, list[Any]] = {}  # path -> [tokens, cost] of its steps
-        walker = getattr(run, "_walker", None)
-        # A run started with breakpoints is watched for them at every node: a click can add one.
-        self._watched = walker is not None and walker.breaks is not None
         self._sent: tuple[Any, ...] = ()  # what run.running / run.branches / run.pending were when last sent
         self._log: deque[str | tuple[int, str, str | None, float]] = deque(maxlen=_LOG_LINES)
         self._text: list[str] = []
@@ -245,8 +242,8 @@ class RunObserver:
                 handle.cancel()
 
     def live_breaks(self) -> Any:
-        """The breakpoints of the run under way, if it is watched for them (None: it is not, or it has ended)."""
-        if not self._watched or self._done:
+        """The breakpoints of the live run under way (None: it has ended, or cannot wait for a person)."""
+        if self._done or not self.run._walker.live:
             return None
         from .engine.breaks import Breaks
 

@@ -13,6 +13,7 @@ module when the class is created.
 from __future__ import annotations
 
 import json
+import warnings
 import weakref
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ __all__ = ["GraphView", "RunObserver", "graph_mimebundle", "graph_redefined", "n
 
 _STATIC = Path(__file__).parent / "static"
 _LOG_LINES = 200
+_INPUT_CHARS = 4000
 
 
 class GraphView(anywidget.AnyWidget):
@@ -89,8 +91,7 @@ class GraphView(anywidget.AnyWidget):
         self._builder = _builder_of(graph)
         if graph is not None:
             self.dag = to_dag(graph)
-            shown = graph.declared_breakpoints if graph is self._builder else getattr(graph, "breakpoints", None)
-            self.breakpoints = _breakpoints_json(shown)
+            self.breakpoints = _breakpoints_json(_shown_breakpoints(graph, self._builder))
         self.on_msg(self._on_message)
 
     @classmethod
@@ -332,15 +333,25 @@ class GraphView(anywidget.AnyWidget):
                 seen = inspect_step(source, step)
         else:
             raise ValueError("an 'inspect' message needs a step (a number), a node (a path) or a frame")
-        return {"type": "inspection", **seen.model_dump(mode="json")}
+        data = seen.model_dump(mode="json")
+        # The panel shows the start of the input state: a 10,000-message conversation is not sent whole.
+        text = json.dumps(data["input"], default=str)
+        if len(text) > _INPUT_CHARS:
+            data["input"] = f"{text[:_INPUT_CHARS]}\u2026"
+            data["missing"] = [
+                *data.get("missing", ()),
+                f"the view shows the first {_INPUT_CHARS:,} of the input state's {len(text):,} characters; "
+                f"result.inspect({seen.step}).input has all of it",
+            ]
+        return {"type": "inspection", **data}
 
     def toggle_breakpoint(self, path: Any) -> bool:
         """Add the breakpoint before node ``path`` (``research/search`` inside a sub-graph), or remove it.
 
         It is set on the view's graph (``g.breakpoints``), so the graph's next runs pause
-        there. A run under way that was started with breakpoints pauses there from its next
-        node on; one started without any is not watched for them, so the breakpoint waits for
-        the next run (the view's log says so). Returns whether the breakpoint is set now.
+        there, and a live run under way pauses there from its next node on. Removing one a
+        sub-graph set itself removes it from that sub-graph. Returns whether the breakpoint
+        is set now.
 
         Raises:
             ValueError: ``path`` is not the path of a node drawn in this view.
@@ -357,6 +368,8 @@ class GraphView(anywidget.AnyWidget):
         after = sorted(declared.after) if declared is not None else []
         shown = set(self.breakpoints.get("before") or ())
         on = path not in shown
+        if not on and path not in before:
+            _drop_inner_breakpoint(builder, path)  # (one the sub-graph set itself)
         (before.add if on else before.discard)(path)
         builder.breakpoints(before=sorted(before), after=after)
         observer = self.observer
@@ -371,7 +384,7 @@ class GraphView(anywidget.AnyWidget):
         shown = (shown | {path}) if on else (shown - {path})
         self.breakpoints = {"before": sorted(shown), "after": sorted(set(self.breakpoints.get("after") or ()) | set(after))}
         if observer is not None:
-            later = "" if breaks is not None or observer._done else " from the next run (this run was started without breakpoints)"
+            later = "" if breaks is not None or observer._done else " from the next run (this run cannot wait for a person)"
             observer.note(f"breakpoint before {path} {'set' if on else 'removed'}{later}")
         return on
 
@@ -417,6 +430,33 @@ def node_redefined(name: str, fn: Any, graphs: set[str]) -> list[str]:
 
 def _run_thread(source: Any) -> str:
     return source if isinstance(source, str) else source.thread
+
+
+def _shown_breakpoints(graph: Any, builder: Any) -> Any:
+    """The breakpoints a view draws: its plan's (sub-graphs' own included), or those the
+    graph declared while it cannot compile yet."""
+    if graph is not builder:
+        return getattr(graph, "breakpoints", None)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return graph.compile().breakpoints
+    except (NbgraphError, TypeError, ValueError):  # a graph still being built: what it declared so far
+        return graph.declared_breakpoints
+
+
+def _drop_inner_breakpoint(graph: Any, path: str) -> None:
+    """Remove the breakpoint before ``path`` that the sub-graph it is in declared itself."""
+    head, _, rest = path.partition("/")
+    spec = graph.nodes.get(head)
+    child = getattr(spec, "graph", None)
+    if child is None or not rest:
+        return
+    declared = child.declared_breakpoints
+    if declared is not None and rest in declared.before:
+        child.breakpoints(before=sorted(set(declared.before) - {rest}), after=sorted(declared.after))
+    else:
+        _drop_inner_breakpoint(child, rest)
 
 
 def _builder_of(graph: Any) -> Any:

@@ -63,18 +63,30 @@ async def test_a_breakpoint_clicked_in_a_run_started_with_breakpoints_pauses_tha
     assert result.outcome == "done"
 
 
-async def test_a_breakpoint_clicked_in_a_run_without_any_waits_for_the_next_run():
+async def test_a_breakpoint_clicked_in_a_live_run_started_without_any_pauses_it_too():
     g = line_graph()
-    run = g.start({"n": 0})
+    run = g.start({"n": 0}, display=False)
     view = GraphView.for_run(run)
     view.handle({"type": "toggle-breakpoint", "path": "b"})
+    pause = await run.next_pause()
+    assert (pause.kind, pause.node, run.state["n"]) == ("breakpoint", "b", 1)
+    run.go_on()
     assert (await run).outcome == "done"
-    assert any("from the next run" in line for line in view.log)
-    nxt = g.start({"n": 0})
-    pause = await nxt.next_pause()
-    assert pause.kind == "breakpoint" and pause.node == "b"
-    nxt.cancel()
-    await nxt
+    assert any(line.strip() == "breakpoint before b set" for line in view.log)
+
+
+def test_removing_by_click_a_breakpoint_a_sub_graph_set_itself_removes_it_there():
+    inner = line_graph().breakpoints(before=["b"])
+    outer = Graph("outer")
+    outer.add_node("inner", inner)
+    outer.add_edge(START, "inner")
+    outer.add_edge("inner", END)
+    view = GraphView(outer)
+    assert view.breakpoints["before"] == ["inner/b"]
+    assert view.handle({"type": "toggle-breakpoint", "path": "inner/b"}) is False
+    assert inner.declared_breakpoints.before == frozenset()
+    assert outer.compile().breakpoints is None or "inner/b" not in outer.compile().breakpoints.before
+    assert outer.invoke({"n": 0}).outcome == "done"  # nothing pauses there any more
 
 
 async def test_each_node_shows_the_tokens_and_cost_its_steps_used():

@@ -599,6 +599,19 @@ class TestInspectorAndReplay:
         view.handle({"type": "inspect", "frame": 2})
         assert sent[-1]["node"] == "odd"
 
+    async def test_a_large_input_state_is_sent_clipped_saying_where_the_whole_is(self):
+        run = branch_graph().start({"n": 2, "notes": ["x" * 100] * 200}, display=False)
+        view = GraphView.for_run(run)
+        sent: list[dict] = []
+        view.send = sent.append
+        await run
+        view.handle({"type": "inspect", "step": 1})
+        shown = sent[-1]
+        assert isinstance(shown["input"], str) and len(shown["input"]) == 4001 and shown["input"].endswith("\u2026")
+        assert shown["missing"][-1].startswith("the view shows the first 4,000 of the input state's ")
+        assert shown["missing"][-1].endswith("characters; result.inspect(1).input has all of it")
+        assert shown["change"]["changed"]["n"] == {"before": 2, "after": 3}  # the rest is whole
+
     async def test_the_live_view_gets_the_frames_when_the_run_ends(self):
         run = branch_graph().start({"n": 2}, display=False)
         view = GraphView.for_run(run)

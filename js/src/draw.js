@@ -239,6 +239,22 @@ function paintProgress(progress, node, counts) {
 }
 
 /**
+ * A node that has run can be inspected from the keyboard: it joins the Tab order (only the
+ * nodes a run reached, not every node of a large graph) and Enter or Space opens its step.
+ */
+function inspectable(group, node, reached) {
+  if (node.id === START || node.id === END || node.inner) return;
+  if (reached === group.hasAttribute("tabindex")) return;
+  if (reached) {
+    group.setAttribute("tabindex", "0");
+    group.setAttribute("role", "button");
+    group.setAttribute("aria-label", `Inspect the latest step of ${nodeTitle(node.id)}`);
+  } else {
+    for (const name of ["tabindex", "role", "aria-label"]) group.removeAttribute(name);
+  }
+}
+
+/**
  * Reflect a run on the drawing: the nodes running now (several while branches run),
  * pauses, visits, branch progress, re-runs and fired edges. `warned` (path -> note): nodes a
  * resume would run again, said before the answer. `previous` ({visits, fired}): the run a fork
@@ -256,6 +272,7 @@ export function paintRun(drawing, {
     group.classList.toggle("nbg-current", live);
     group.classList.toggle("nbg-waiting", waiting.has(path));
     group.classList.toggle("nbg-visited", count > 0 && !live);
+    inspectable(group, node, count > 0 || live);
     group.classList.toggle("nbg-was-visited", count === 0 && !live && (wasVisited[path] || 0) > 0);
     badge.textContent = count > 1 ? `\u00D7${count}` : "";
     const again = reruns[path] || 0;

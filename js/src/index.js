@@ -104,6 +104,13 @@ function render({ model, el }) {
       inspector.ask({ node: group.dataset.node }, canvas);
     }
   });
+  canvas.addEventListener("keydown", (event) => {
+    const group = event.target;
+    if ((event.key !== "Enter" && event.key !== " ") || !group.matches || !group.matches("[data-node][tabindex]")) return;
+    event.preventDefault();
+    event.stopPropagation(); // (JupyterLab would take Enter to edit the cell)
+    inspector.ask({ node: group.dataset.node }, group);
+  });
   let drawing = null;
   const open = new Set(); // paths of the sub-graph frames shown open
   const viewport = createViewport(canvas, body);

@@ -270,7 +270,8 @@ class Walker:
         if not level.frames and level is not self.root and not level.steps:
             self._route_from_start(level)  # (a sub-graph a checkpoint kept after its last step has none left)
         live = self.live
-        # (Breakpoints are set before a run walks, never during: once None, they stay None.)
+        # Breakpoints are set before a run walks, or (a click in a live run's view) while it
+        # waits at an await: only a live run checks for new ones at every step.
         watched = self.breaks is not None
         last_turn = time.perf_counter()
         frames = level.frames
@@ -291,7 +292,10 @@ class Walker:
                     stop = await ask_budget(self, level, frames) or self._limit(level, frame.node, 1)
                 if stop is not None:
                     return stop
-                frames = await self._watched(level, frame) if watched else await self.advance(level, frame)
+                if watched or (live and self.breaks is not None):
+                    frames = await self._watched(level, frame)
+                else:
+                    frames = await self.advance(level, frame)
             else:
                 frames = await superstep(self, level, frames)
             if type(frames) is Ending:

@@ -54,6 +54,15 @@ def test_inspect_a_finished_run_and_scrub_it(lab, page):
     page.wait_for_function("el => el.dataset.step === '4' && !el.hidden", arg=inspector.element_handle(), timeout=TIMEOUT)
     assert inspector.locator(".nbg-insp-fired").inner_text() == "fired: count \u2192 finish (n >= 3)"
     page.keyboard.press("Escape")
+    # And by keyboard: a node the run reached is in the Tab order; Enter opens its latest step.
+    node = view.locator('.nbg-node[data-node="count"]')
+    assert node.get_attribute("tabindex") == "0" and node.get_attribute("aria-label") == "Inspect the latest step of count"
+    node.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("el => el.dataset.step === '4' && !el.hidden", arg=inspector.element_handle(), timeout=TIMEOUT)
+    page.keyboard.press("Escape")
+    inspector.wait_for(state="hidden", timeout=TIMEOUT)
+    assert node.evaluate("el => el === document.activeElement")
 
     # The slider, by arrow keys: back two frames (frame 3: count's 2nd step, then current).
     rng.focus()
