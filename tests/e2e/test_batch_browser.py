@@ -84,5 +84,10 @@ def test_a_batch_s_counts_route_histogram_and_an_edge_s_inputs(lab, page):
     compared.screenshot(path=str(ARTIFACTS / "batch-compare.png"))
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=TIMEOUT)
+    # In the dark theme the counts are light on dark (JupyterLab's own colours).
+    fills = _edge(view, ODD).evaluate(
+        "g => [g.querySelector('.nbg-count-text'), g.querySelector('.nbg-count-bg')].map(e => getComputedStyle(e).fill)"
+    )
+    assert fills[0] != fills[1] and fills[1] == view.evaluate("e => getComputedStyle(e).backgroundColor")
     view.screenshot(path=str(ARTIFACTS / "batch-view-dark.png"))
     compared.screenshot(path=str(ARTIFACTS / "batch-compare-dark.png"))
