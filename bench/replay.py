@@ -15,6 +15,7 @@ Run: python bench/replay.py [--steps N] [--repeat N]
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -102,6 +103,26 @@ def main() -> None:
         print(f"replay frames of the same thread: {statistics.median(builds) * 1000:.0f} ms to build {steps + 1} frames "
               f"({statistics.median(builds) / steps * 1e6:.0f} µs a step), {statistics.median(looks) * 1000:.1f} ms "
               "to inspect one")
+    slider_message(10_000)
+
+
+def slider_message(steps: int) -> None:
+    """What a view's step slider is sent at the end of a long run: its frames, packed."""
+    from nbgraph.widget import _compact
+
+    g = Graph("cycle", max_steps=steps, max_same_node=steps)
+    g.add_node("a", lambda s: {"n": s.get("n", 0) + 1})
+    g.add_node("b", lambda s: {"n": s["n"] + 1})
+    g.add_edge(START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", "a", when=lambda s: s["n"] < steps, label="more")
+    g.add_edge("b", END)
+    frames = g.invoke({}).replay()
+    assert len(frames) == steps + 1
+    packed = json.dumps(_compact(frames), separators=(",", ":"))
+    assert json.loads(packed)["rows"][-1][0] == steps
+    print(f"the slider's frames of a {steps:,}-step run: one message of {len(packed) / 1e6:.2f} MB "
+          f"({len(packed) / steps:.0f} bytes a frame)")
 
 
 if __name__ == "__main__":

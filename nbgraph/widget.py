@@ -66,10 +66,11 @@ class GraphView(anywidget.AnyWidget):
     or edge, path); the graph's own problems are in ``dag``."""
     costs = traitlets.Dict().tag(sync=True)
     """node path -> ``{"tokens", "cost"}`` its steps have used so far (nodes that used some)."""
-    frames = traitlets.List().tag(sync=True)
-    """The run's replay frames for the step slider, each as what changed since the one before:
-    step, path, branch, error, and the new counts of the visits and fired edges it changed
-    (never the state: the inspector asks for a step's). Empty until a run has ended."""
+    frames = traitlets.Dict().tag(sync=True)
+    """The run's replay frames for the step slider, packed (see ``_compact``): each frame as
+    what changed since the one before: step, path, branch, error, and the new counts of the
+    visits and fired edges it changed (never the state: the inspector asks for a step's).
+    Empty until a run has ended."""
     can_fork = traitlets.Bool(False).tag(sync=True)
     """The view's run has checkpoints to fork from: the inspector offers "Fork from here"."""
     previous = traitlets.Dict().tag(sync=True)
@@ -261,7 +262,7 @@ class GraphView(anywidget.AnyWidget):
             old.run.cancel()  # it waited for a person; its fork goes on instead
         self.redefined = {}
         self.dag = to_dag(run.plan)
-        self.frames = []
+        self.frames = {}
         self._replay = None
         self.problems = []
         self._bind(run, seen=0)  # the shared steps first, then the fork's own
@@ -485,19 +486,35 @@ def _node_paths(dag: dict[str, Any], prefix: str = "") -> set[str]:
     return paths
 
 
-def _compact(frames: Any) -> list[dict[str, Any]]:
-    """Replay frames as the slider takes them: each with only the counts it changed."""
-    out: list[dict[str, Any]] = []
+def _compact(frames: Any) -> dict[str, Any]:
+    """Replay frames as the slider takes them, packed: each frame a row of only the counts it
+    changed, every path and edge named once (a 10,000-step run's frames make one message
+    of a few hundred kilobytes).
+
+    ``{"names": [path or edge key, ...], "rows": [[step, path, branch, error, visits, fired]]}``
+    where ``path`` indexes ``names`` (None for frame 0, the input) and ``visits`` / ``fired``
+    are flat ``[name index, count, ...]`` lists.
+    """
+    names: list[str] = []
+    index: dict[str, int] = {}
+
+    def name(text: str) -> int:
+        at = index.get(text)
+        if at is None:
+            at = index[text] = len(names)
+            names.append(text)
+        return at
+
+    rows: list[list[Any]] = []
     visits: Any = {}
     fired: Any = {}
     for frame in frames.frames:
-        out.append({
-            "step": frame.step, "path": frame.path, "branch": frame.branch, "error": frame.error,
-            "visits": {k: v for k, v in frame.visits.items() if visits.get(k) != v},
-            "fired": {edge_key(*k): v for k, v in frame.fired.items() if fired.get(k) != v},
-        })
+        changed_visits = [x for k, v in frame.visits.items() if visits.get(k) != v for x in (name(k), v)]
+        changed_fired = [x for k, v in frame.fired.items() if fired.get(k) != v for x in (name(edge_key(*k)), v)]
+        path = None if frame.path is None else name(frame.path)
+        rows.append([frame.step, path, frame.branch, frame.error, changed_visits, changed_fired])
         visits, fired = frame.visits, frame.fired
-    return out
+    return {"names": names, "rows": rows}
 
 
 def graph_mimebundle(graph: Any) -> dict[str, Any]:

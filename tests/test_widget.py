@@ -577,6 +577,20 @@ def branch_graph(calls: list[str] | None = None) -> Graph:
     return g
 
 
+def unpacked(packed: dict) -> list[dict]:
+    """The view's packed frames read as js/src/replay.js's unpackFrames reads them."""
+    names = packed["names"]
+
+    def counts(flat):
+        return {names[flat[i]]: flat[i + 1] for i in range(0, len(flat), 2)}
+
+    return [
+        {"step": step, "path": None if path is None else names[path], "branch": branch, "error": error,
+         "visits": counts(visits), "fired": counts(fired)}
+        for step, path, branch, error, visits, fired in packed["rows"]
+    ]
+
+
 class TestInspectorAndReplay:
     async def test_inspect_a_log_line_a_node_and_a_frame_of_a_live_run(self):
         run = branch_graph().start({"n": 2}, display=False)
@@ -616,12 +630,14 @@ class TestInspectorAndReplay:
         run = branch_graph().start({"n": 2}, display=False)
         view = GraphView.for_run(run)
         wire = Wire(view)
-        assert view.frames == []
+        assert view.frames == {}
         await run
-        assert [f["path"] for f in view.frames] == [None, "count", "odd"]
-        assert view.frames[1]["visits"] == {"count": 1} and view.frames[1]["fired"] == {"__start__\u2192count": 1, "count\u2192odd": 1}
-        assert view.frames[2]["visits"] == {"odd": 1} and view.frames[2]["fired"] == {"odd\u2192__end__": 1}  # what changed
-        assert "state" not in view.frames[2]
+        frames = unpacked(view.frames)
+        assert [f["path"] for f in frames] == [None, "count", "odd"]
+        assert frames[1]["visits"] == {"count": 1} and frames[1]["fired"] == {"__start__\u2192count": 1, "count\u2192odd": 1}
+        assert frames[2]["visits"] == {"odd": 1} and frames[2]["fired"] == {"odd\u2192__end__": 1}  # what changed
+        assert len(view.frames["rows"][2]) == 6  # step, path, branch, error, visits, fired: never the state
+        assert view.frames["names"].count("odd") == 1  # each name sent once
         assert view.observer.flushes == 1 + len(wire.updates)  # sent with the final flush
         assert "frames" in wire.updates[-1]
 
@@ -647,7 +663,7 @@ class TestInspectorAndReplay:
         assert calls == ["count"]
         calls.clear()  # from here on, a node call would show here
         for view in (GraphView.replay(result), GraphView.replay(result.to_ndjson(), g)):
-            assert [f["path"] for f in view.frames] == [None, "count", "odd"]
+            assert [f["path"] for f in unpacked(view.frames)] == [None, "count", "odd"]
             assert view.status["state"] == "done" and view.status["outcome"] == "done"
             assert view.status["step"] == 2
             assert view.visits == {"count": 1, "odd": 1}
@@ -692,7 +708,7 @@ class TestInspectorAndReplay:
         result = g.invoke({"n": 4}, checkpointer=store)
         calls.clear()
         for view in (GraphView.replay(result.thread, g, checkpointer=store), GraphView.replay((store, result.thread), g)):
-            assert [f["path"] for f in view.frames] == [None, "count", "odd"]
+            assert [f["path"] for f in unpacked(view.frames)] == [None, "count", "odd"]
             assert view.status["outcome"] == "done" and view.visits == {"count": 1, "odd": 1}
             sent: list[dict] = []
             view.send = sent.append

@@ -251,7 +251,7 @@ function render({ model, el }) {
       paint();
     }],
     ["change:frames", () => {
-      slider.set(model.get("frames") || []);
+      slider.set(model.get("frames"));
       paint();
     }],
     ["change:text", showText],
@@ -259,7 +259,7 @@ function render({ model, el }) {
     ["msg:custom", onMessage],
   ];
   for (const [name, fn] of handlers) model.on(name, fn);
-  slider.set(model.get("frames") || []);
+  slider.set(model.get("frames"));
   drawDag();
   showPending();
   showRedefined();

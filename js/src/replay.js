@@ -1,9 +1,26 @@
 // The step slider: scrubs the drawing through a run's frames without running anything.
-// Python sends the frames as changes ({step, path, branch, error, visits, fired}: only the
-// counts that frame changed); the counts at frame i are folded here, from the nearest kept
+// Python sends the frames packed as changes (each frame only the counts it changed, every
+// path and edge named once); the counts at frame i are folded here, from the nearest kept
 // checkpoint, so scrubbing a long run costs at most a few dozen merges per move.
 
 const EVERY = 64; // a checkpoint of the folded counts every this many frames
+
+/**
+ * The frames Python packed ({names, rows: [[step, path, branch, error, visits, fired]]}, where
+ * path indexes names and visits / fired are flat [name index, count, ...] lists) as
+ * {step, path, branch, error, visits, fired} objects.
+ */
+export function unpackFrames(packed) {
+  const names = (packed && packed.names) || [];
+  const counts = (flat) => {
+    const out = {};
+    for (let i = 0; i < flat.length; i += 2) out[names[flat[i]]] = flat[i + 1];
+    return out;
+  };
+  return ((packed && packed.rows) || []).map(([step, path, branch, error, visits, fired]) => ({
+    step, path: path == null ? null : names[path], branch, error, visits: counts(visits || []), fired: counts(fired || []),
+  }));
+}
 
 /** Fold compact frames into the counts at any frame: `at(i)` -> {visits, fired, frame}. */
 export function foldFrames(frames) {
@@ -97,9 +114,9 @@ export function createSlider(h, { onMove, onInspect }) {
 
   return {
     el: row,
-    /** New frames: the slider goes to the last one (the run as it ended). */
-    set(frames) {
-      folded = foldFrames(frames || []);
+    /** New frames (as Python packs them): the slider goes to the last one (the run as it ended). */
+    set(packed) {
+      folded = foldFrames(unpackFrames(packed));
       row.hidden = folded.length < 2;
       range.max = String(Math.max(0, last()));
       move(last(), false);
