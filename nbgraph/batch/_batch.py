@@ -109,6 +109,9 @@ class Batch:
         self.checkpointer = store
         self.retry = retry
         self.executor: Executor = executor_named(executor)
+        check = getattr(self.executor, "check", None)
+        if check is not None:
+            check(graph, store)  # an executor that cannot run with this store says why, before any run starts
         self.progress = BatchProgress(len(self.inputs))
         self._show = progress
         self._table = table
