@@ -376,11 +376,11 @@ class GraphView(anywidget.AnyWidget):
         observer = self.observer
         breaks = observer.live_breaks() if observer is not None else None
         if breaks is not None:
-            from .engine.breaks import Breaks
+            from .engine.breaks import Breaks, set_breaks
 
             now = set(breaks.before)
             (now.add if on else now.discard)(path)
-            observer.run._walker.set_breaks(Breaks(frozenset(now), breaks.after, breaks.stepping))
+            set_breaks(observer.run._walker, Breaks(frozenset(now), breaks.after, breaks.stepping))
             after = sorted(breaks.after)
         shown = (shown | {path}) if on else (shown - {path})
         self.breakpoints = {"before": sorted(shown), "after": sorted(set(self.breakpoints.get("after") or ()) | set(after))}

@@ -3,8 +3,15 @@
 Its rooms, one concern each:
 
 - ``walker``: the step loop over frames;
+- ``branches``: several frames run together as one superstep;
+- ``slots``: a superstep's bookkeeping (numbering, settled entries, undoing one);
+- ``levels``: the run's graph and each sub-graph it is inside;
+- ``calls``: calling a node (or walking its sub-graph), folding its update in;
+- ``outputs``: what a node's return value means;
+- ``stops``: the ways a run stops short (a pause, max_steps, a failure, a deadline, a cancel);
 - ``context``: what a node gets besides the state;
 - ``people``: pauses and approvals;
+- ``breaks``: breakpoints and step mode;
 - ``limits``: budgets and usage;
 - ``listeners``: events and who hears them;
 - ``persistence``: checkpoints, restore, fork, the thread lock;

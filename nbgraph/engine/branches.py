@@ -17,52 +17,28 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidUpdate, NbgraphError
 from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
 from ..plan import Hop
-from .breaks import Stopped
-from .calls import Called, ChildStopped, TimedOut, fold, make_step
+from .breaks import pause_after, pause_before, stop_reason, take_break_answer
+from .calls import Called, ChildStopped, TimedOut, enter_event, fold, invoke, make_step
 from .context import Context
 from .ending import Ending
 from .limits import Aborted, branch_waits
 from .listeners import interrupt, resume, step_end_events
-from .people import ASK_BUDGET, PauseRequested, approve_step, ask_budget, pause_after, pause_before, stop_reason
+from .people import ASK_BUDGET, PauseRequested, apply_verdict, approve_step, ask_budget
+from .slots import Failed, Halted, Parked, Slot, keep, kept_pause, number, restored, undo
+from .stops import Stopped, failure, hit_max_steps, interrupted
 
 if TYPE_CHECKING:
     from ..pauses import Pause
     from .levels import Level
     from .walker import Walker
 
-__all__ = ["settled_entry", "superstep"]
-
-
-class _Slot(NamedTuple):
-    frame: Frame
-    step: int
-    visit: int
-
-
-class _Parked(NamedTuple):
-    """A branch waiting for a person: its pauses, and (for an approval) the step it already ran."""
-
-    pauses: tuple[Pause, ...]
-    called: Called | None = None
-
-
-class _Halted(NamedTuple):
-    """A branch a person stopped at a breakpoint after its node ran: kept, and the run stops."""
-
-    called: Called
-    reason: str
-
-
-class _Failed(NamedTuple):
-    records: tuple[Step, ...]
-    error: BaseException
+__all__ = ["superstep"]
 
 
 async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> tuple[Frame, ...] | Ending:
@@ -70,7 +46,7 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
     plan = level.plan
     n = len(frames)
     if level.steps + n > plan.max_steps:
-        return walker._hit_max_steps(level, frames[0].node)
+        return hit_max_steps(level, frames[0].node)
     if walker.meter.budget is not None:
         stop = walker.budget_stop(n)
         while stop is ASK_BUDGET:
@@ -79,44 +55,44 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
             return stop
     level.last_node, level.same = None, 0
     base = level.steps
-    slots = _number(level, frames, base)
+    slots = number(level, frames, base)
     settled = {entry["step"]: entry for entry in level.settled}
     level.settled = []
     results: list[Any] = [None] * n
     try:
         await _run(walker, level, slots, settled, results)
     except Aborted as aborted:
-        _keep(level, slots, results)  # what finished before the stop is not run again on resume
-        ending = _undo(level, slots, base, Ending("aborted", aborted.reason))
+        keep(level, slots, results)  # what finished before the stop is not run again on resume
+        ending = undo(level, slots, base, Ending("aborted", aborted.reason))
         if type(aborted) is Stopped and level is not walker.root:
             raise  # a person stopped the run: up to its own level
         return ending
     except (asyncio.CancelledError, KeyboardInterrupt) as stop:
-        _keep(level, slots, results)
+        keep(level, slots, results)
         why = "cancelled" if isinstance(stop, asyncio.CancelledError) else "interrupted (KeyboardInterrupt)"
-        return _undo(level, slots, base, Ending("aborted", f"{why} during {n} branches at step {base + 1}"))
-    failed = next(((slot, r) for slot, r in zip(slots, results) if isinstance(r, _Failed)), None)
+        return undo(level, slots, base, Ending("aborted", f"{why} during {n} branches at step {base + 1}"))
+    failed = next(((slot, r) for slot, r in zip(slots, results) if isinstance(r, Failed)), None)
     if failed is not None and plan.settle == "fail_fast":
         slot, result = failed
         level.records.extend(result.records)
-        _keep(level, slots, results)
-        ending = walker.failure(level, None, _BranchFailed(slot, result.error), slot.step)
-        return _undo(level, slots, base, ending, keep_frames=True)
-    parked = [r for r in results if isinstance(r, _Parked)]
+        keep(level, slots, results)
+        ending = failure(walker, level, None, _BranchFailed(slot, result.error), slot.step)
+        return undo(level, slots, base, ending, keep_frames=True)
+    parked = [r for r in results if isinstance(r, Parked)]
     if parked:
-        _keep(level, slots, results)
-        return _undo(level, slots, base, walker.interrupt(*(p for r in parked for p in r.pauses)), keep_frames=True)
+        keep(level, slots, results)
+        return undo(level, slots, base, interrupted(walker, *(p for r in parked for p in r.pauses)), keep_frames=True)
     # Every branch settled: fold in frontier order, then route.
     values = level.values
     try:
         for slot, result in zip(slots, results):
-            if not isinstance(result, _Failed):
+            if not isinstance(result, Failed):
                 values = fold(plan, values, result.update, result.records[:-1], slot.frame)
                 edit = result.records[-1].edit
                 if edit:
                     values = plan.schema.apply(values, edit, slot.frame.node)
     except InvalidUpdate as exc:
-        return _undo(level, slots, base, walker.failure(level, None, exc, base + 1), keep_frames=True)
+        return undo(level, slots, base, failure(walker, level, None, exc, base + 1), keep_frames=True)
     before = level.values
     level.values = values
     level.steps = base + n
@@ -124,7 +100,7 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
         records, taken = _route(walker, level, slots, results)
     except NbgraphError as exc:
         level.values = before
-        return _undo(level, slots, base, walker.failure(level, None, exc, base + n), keep_frames=True)
+        return undo(level, slots, base, failure(walker, level, None, exc, base + n), keep_frames=True)
     level.records.extend(records)
     for record in records:
         walker.seconds += record.duration
@@ -135,7 +111,7 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
         except NbgraphError as exc:
             level.values = before
             del level.records[-len(records):]
-            return _undo(level, slots, base, walker.failure(level, None, exc, base + n), keep_frames=True)
+            return undo(level, slots, base, failure(walker, level, None, exc, base + n), keep_frames=True)
     listeners = walker.listeners
     if listeners.steps:
         for record in records:
@@ -144,39 +120,7 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
     return next_frames
 
 
-def _number(level: Level, frames: tuple[Frame, ...], base: int) -> list[_Slot]:
-    """Give each frame its step, its visit and (if it is on the level's main line) a branch
-    id, in frontier order; inside a branch, ids are numbered under its own."""
-    own = level.branch
-    prefix = f"{own}/" if own is not None else ""
-    many = Counter(frame.node for frame in frames if frame.branch == own)
-    index: Counter[str] = Counter()
-    slots = []
-    for i, frame in enumerate(frames):
-        if frame.branch == own and len(frames) > 1:
-            node = frame.node
-            if frame.payload is not NO_PAYLOAD or many[node] > 1:
-                frame = frame._replace(branch=f"{prefix}{node}[{index[node]}]")
-                index[node] += 1
-            else:
-                frame = frame._replace(branch=prefix + node)
-        visit = level.visits.get(frame.node, 0) + 1
-        level.visits[frame.node] = visit
-        slots.append(_Slot(frame, base + 1 + i, visit))
-    return slots
-
-
-def _undo(level: Level, slots: list[_Slot], base: int, ending: Ending, *, keep_frames: bool = False) -> Ending:
-    """The superstep did not complete: its visits are not counted, its frames run again."""
-    for slot in slots:
-        level.visits[slot.frame.node] = level.visits.get(slot.frame.node, 1) - 1
-    level.steps = base
-    if keep_frames:
-        level.frames = tuple(slot.frame for slot in slots)
-    return ending
-
-
-async def _run(walker: Walker, level: Level, slots: list[_Slot], settled: dict[int, Any], results: list[Any]) -> None:
+async def _run(walker: Walker, level: Level, slots: list[Slot], settled: dict[int, Any], results: list[Any]) -> None:
     """Run every slot's node, putting each one's result in ``results`` (in slot order) as it settles."""
     plan = level.plan
     statuses = ["waiting"] * len(slots)
@@ -189,7 +133,7 @@ async def _run(walker: Walker, level: Level, slots: list[_Slot], settled: dict[i
             if task is not asyncio.current_task():
                 task.cancel()
 
-    async def run(i: int, slot: _Slot) -> None:
+    async def run(i: int, slot: Slot) -> None:
         try:
             if limit is None:
                 statuses[i] = "running"
@@ -199,7 +143,7 @@ async def _run(walker: Walker, level: Level, slots: list[_Slot], settled: dict[i
                     statuses[i] = "running"
                     results[i] = await _branch(walker, level, slot, settled.get(slot.step))
             result = results[i]
-            if type(result) is _Halted:
+            if type(result) is Halted:
                 # Stopped after its node ran: the branch is done (kept for a resume), the run stops.
                 results[i] = result.called
                 raise Stopped(result.reason)
@@ -208,8 +152,8 @@ async def _run(walker: Walker, level: Level, slots: list[_Slot], settled: dict[i
             cancel_others()  # the run's budget is spent (or a person stopped it): no branch goes on
             raise
         result = results[i]
-        statuses[i] = "failed" if isinstance(result, _Failed) else "paused" if isinstance(result, _Parked) else "done"
-        if fail_fast and isinstance(result, _Failed):
+        statuses[i] = "failed" if isinstance(result, Failed) else "paused" if isinstance(result, Parked) else "done"
+        if fail_fast and isinstance(result, Failed):
             cancel_others()
 
     walker.supersteps[level] = (slots, statuses)
@@ -217,7 +161,7 @@ async def _run(walker: Walker, level: Level, slots: list[_Slot], settled: dict[i
         if not any(plan.nodes[slot.frame.node].is_async for slot in slots):
             for i, slot in enumerate(slots):  # no node can wait: one after the other, in order
                 await run(i, slot)
-                if fail_fast and isinstance(results[i], _Failed):
+                if fail_fast and isinstance(results[i], Failed):
                     break
             return
         loop = asyncio.get_running_loop()
@@ -236,18 +180,18 @@ async def _run(walker: Walker, level: Level, slots: list[_Slot], settled: dict[i
             raise outcome
 
 
-async def _branch(walker: Walker, level: Level, slot: _Slot, entry: Mapping[str, Any] | None) -> Any:
+async def _branch(walker: Walker, level: Level, slot: Slot, entry: Mapping[str, Any] | None) -> Any:
     """One branch: its node's call (or what a checkpoint kept of it), its approval, and the
     breakpoints before and after it."""
     node = level.plan.nodes[slot.frame.node]
     if entry is not None:
-        called = _restored(entry)
+        called = restored(entry)
         if entry.get("error") is not None:
-            return _Failed(called.records, _Settled(entry["error"]))
+            return Failed(called.records, _Settled(entry["error"]))
         pause = entry.get("pause")
         if pause is None:
             return called
-        pause = _pause(pause)
+        pause = kept_pause(pause)
         if pause.kind == "breakpoint":
             return await _break_after(walker, called, pause)
         return await _approve(walker, level, node, called, pause)
@@ -259,7 +203,7 @@ async def _branch(walker: Walker, level: Level, slot: _Slot, entry: Mapping[str,
             try:
                 got = await pause_before(walker, slot.frame, slot.step)
             except PauseRequested as paused:
-                return _Parked((paused.pause,))
+                return Parked((paused.pause,))
         if got is not None:
             held, stop = got
             if stop is not None:
@@ -268,22 +212,22 @@ async def _branch(walker: Walker, level: Level, slot: _Slot, entry: Mapping[str,
     try:
         called = await _call(walker, level, slot.frame, slot.step, slot.visit, held)
     except PauseRequested as paused:
-        return _Parked((paused.pause,))
+        return Parked((paused.pause,))
     except ChildStopped as child:
         if child.ending.outcome == "interrupted":
-            return _Parked(child.ending.pauses)
+            return Parked(child.ending.pauses)
         error = _ChildFailed(child.ending)
-        return _Failed(_given_up(walker, level, slot, started, t0, error), error)
+        return Failed(_given_up(walker, level, slot, started, t0, error), error)
     except TimedOut as timed:
         deadline = timed.deadline
         if deadline.outcome == "aborted":
             raise Aborted(f"{deadline.reason} at step {slot.step}") from None
         error = _ChildFailed(Ending("failed", f"{deadline.reason} at step {slot.step}"))
-        return _Failed(_given_up(walker, level, slot, started, t0, error), error)
+        return Failed(_given_up(walker, level, slot, started, t0, error), error)
     except asyncio.CancelledError:
-        return _Failed((), asyncio.CancelledError())
+        return Failed((), asyncio.CancelledError())
     if called.error is not None:
-        return _Failed(called.records, called.error)
+        return Failed(called.records, called.error)
     if node.approval:  # (its approval stands in for a breakpoint after it)
         return await _approve(walker, level, node, called, None)
     if held is not None and walker.breaks is not None and walker.breaks.stops_after(slot.frame.path):
@@ -308,7 +252,7 @@ async def _call(
         ctx._events = list(held)  # type: ignore[union-attr]
     listeners = walker.listeners
     if listeners.steps:
-        listeners.emit_step(walker.enter_event(step, frame, visit))
+        listeners.emit_step(enter_event(walker, step, frame, visit))
     calls = walker.calls
     calls.append(frame)
     waits = [0.0, branch_waits.get()]
@@ -317,7 +261,7 @@ async def _call(
     t0 = time.perf_counter()
     inner: tuple[Step, ...] = ()
     try:
-        update, hop, inner = await walker.invoke(level, frame, node, ctx, visit)
+        update, hop, inner = await invoke(walker, level, frame, node, ctx, visit)
     except Exception as exc:
         record = make_step(step, frame, visit, started, time.perf_counter() - t0 - waits[0], None, None, ctx, exc)
         return Called((*inner, record), None, None, ctx, exc)
@@ -329,7 +273,7 @@ async def _call(
     return Called((*inner, record), update, hop, ctx)
 
 
-def _given_up(walker: Walker, level: Level, slot: _Slot, started: float, t0: float, error: _ChildFailed) -> tuple[Step, ...]:
+def _given_up(walker: Walker, level: Level, slot: Slot, started: float, t0: float, error: _ChildFailed) -> tuple[Step, ...]:
     """The records of a branch that ended short (its sub-graph failed, its node timed out).
 
     With ``settle="fail_fast"`` the step fails and a resume re-enters the sub-graph
@@ -370,17 +314,17 @@ async def _approve(walker: Walker, level: Level, node: Any, called: Called, paus
     if pause is not None:
         verdict = walker.answered.pop(pause.id, None)
         if verdict is None:
-            return _Parked((pause,), called)
+            return Parked((pause,), called)
         from ..pauses import read_approval
 
-        settled = _verdict(walker, level, node, record, read_approval(verdict))
+        settled = apply_verdict(walker, node, record, read_approval(verdict), level, in_branch=True)
     else:
         try:
             settled = await approve_step(walker, node, record, level, in_branch=True)
         except PauseRequested as paused:
-            return _Parked((paused.pause,), called)
+            return Parked((paused.pause,), called)
     if isinstance(settled, Ending):
-        return _Failed(called.records, _ChildFailed(settled))
+        return Failed(called.records, _ChildFailed(settled))
     record, denied = settled
     # A denial with nowhere to go cleared the record's update: the fold must drop it too.
     return called._replace(records=(*called.records[:-1], record), update=record.update, hop=denied or called.hop)
@@ -393,30 +337,24 @@ async def _break_after(walker: Walker, called: Called, pause: Pause | None) -> A
     if pause is not None:
         answer = walker.answered.pop(pause.id, None)
         if answer is None:
-            return _Parked((pause,), called)
+            return Parked((pause,), called)
         thread = walker.thread
         events = (interrupt(thread, record.step, pause), resume(thread, record.step, pause, answer))
         for event in events:
             walker.listeners.emit(event)
-        walker.take_break_answer(answer)
+        take_break_answer(walker, answer)
         record = record._replace(approval_events=events)
         stop = stop_reason(pause) if answer == "stop" else None
     else:
         try:
             record, stop = await pause_after(walker, record, called.update)
         except PauseRequested as paused:
-            return _Parked((paused.pause,), called)
+            return Parked((paused.pause,), called)
     called = called._replace(records=(*called.records[:-1], record))
-    return called if stop is None else _Halted(called, stop)
+    return called if stop is None else Halted(called, stop)
 
 
-def _verdict(walker: Walker, level: Level, node: Any, record: Step, verdict: Any) -> Any:
-    from .people import apply_verdict
-
-    return apply_verdict(walker, node, record, verdict, level, in_branch=True)
-
-
-def _route(walker: Walker, level: Level, slots: list[_Slot], results: list[Any]) -> tuple[list[Step], list[tuple[Frame, Hop]]]:
+def _route(walker: Walker, level: Level, slots: list[Slot], results: list[Any]) -> tuple[list[Step], list[tuple[Frame, Hop]]]:
     """Route every branch that settled (a map once, after its last branch); their records."""
     plan = level.plan
     view = plan.schema.view(level.values)
@@ -426,7 +364,7 @@ def _route(walker: Walker, level: Level, slots: list[_Slot], results: list[Any])
     last_failed: dict[str, int] = {}
     for i, (slot, result) in enumerate(zip(slots, results)):
         if slot.frame.payload is not NO_PAYLOAD:
-            if isinstance(result, _Failed):
+            if isinstance(result, Failed):
                 last_failed[slot.frame.node] = i
             elif result.hop is None:
                 last_of_map[slot.frame.node] = i
@@ -436,7 +374,7 @@ def _route(walker: Walker, level: Level, slots: list[_Slot], results: list[Any])
     taken: list[tuple[Frame, Hop]] = []
     for i, (slot, result) in enumerate(zip(slots, results)):
         frame = slot.frame
-        failed = isinstance(result, _Failed)
+        failed = isinstance(result, Failed)
         if failed and not (result.records and frame.payload is not NO_PAYLOAD and last_of_map.get(frame.node) == i):
             records.extend(result.records)
             if frame.payload is NO_PAYLOAD:
@@ -464,57 +402,10 @@ def _route(walker: Walker, level: Level, slots: list[_Slot], results: list[Any])
     return records, taken
 
 
-def _keep(level: Level, slots: list[_Slot], results: list[Any]) -> None:
-    """What a checkpoint keeps of the branches that finished, so a resume does not run them again."""
-    for slot, result in zip(slots, results):
-        if isinstance(result, _Parked) and result.called is not None:
-            level.settled.append(_entry(slot, result.called, result.pauses[0]))
-        elif isinstance(result, _Failed):
-            if result.records and level.plan.settle == "all":  # with "all" a failure is how the branch settled
-                entry = settled_entry(slot.step, Called(result.records, None, None, None), None)
-                entry["error"] = result.records[-1].error
-                level.settled.append(entry)
-        elif result is not None and not isinstance(result, _Parked):
-            level.settled.append(_entry(slot, result, None))
-
-
-def _entry(slot: _Slot, called: Called, pause: Pause | None) -> dict[str, Any]:
-    return settled_entry(slot.step, called, pause)
-
-
-def settled_entry(step: int, called: Called, pause: Pause | None) -> dict[str, Any]:
-    """A branch's result as a checkpoint keeps it (JSON); ``pause`` if it still waits for a verdict."""
-    hop = called.hop
-    return {
-        "step": step,
-        "records": [record.to_json() for record in called.records],
-        "hop": None if hop is None else {"edge": hop.edge._asdict(), "frames": [f.to_json() for f in hop.frames]},
-        "pause": None if pause is None else pause.model_dump(mode="json"),
-    }
-
-
-def _restored(entry: Mapping[str, Any]) -> Called:
-    records = tuple(Step.from_json(record) for record in entry["records"])
-    hop = entry.get("hop")
-    if hop is not None:
-        edge = hop["edge"]
-        hop = Hop(
-            FiredEdge(**{**edge, "fanout": tuple(edge.get("fanout") or ())}),
-            tuple(Frame.from_json(f) for f in hop["frames"]),
-        )
-    return Called(records, records[-1].update, hop, None)
-
-
-def _pause(data: Mapping[str, Any]) -> Pause:
-    from ..pauses import Pause
-
-    return Pause.model_validate(data)
-
-
 class _BranchFailed(NbgraphError):
     """A branch failed and, with ``settle="fail_fast"``, failed its step."""
 
-    def __init__(self, slot: _Slot, error: BaseException) -> None:
+    def __init__(self, slot: Slot, error: BaseException) -> None:
         frame = slot.frame
         payload = "" if frame.payload is NO_PAYLOAD else f", payload {frame.payload!r:.80}"
         cause = error.reason if isinstance(error, _ChildFailed) else f"{type(error).__name__}: {error}"

@@ -5,31 +5,37 @@ paths by ``compile()``) or, on a resume, from its thread. They travel with the
 thread's checkpoints in the answers, under a reserved slot, so a resume in another
 process with a fresh graph object pauses where the run would have. A run without
 breakpoints or step mode never builds one of these: its walker checks one
-attribute per step.
+attribute per step. Here too: setting a run's breakpoints, a step taken with them
+(``advance_watched``), and the pauses before and after a node.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..history import Frame
 from ..names import new_id
-from .limits import Aborted
+from .ending import Ending
+from .listeners import interrupt, node_exit, resume, route_event
+from .people import PauseRequested, take_answered_step, wait_for_person
+from .stops import interrupted, stop_here
 
 if TYPE_CHECKING:
-    from ..history import Frame
+    from ..history import Step
     from ..pauses import Pause
     from ..plan import Breakpoints
+    from .levels import Level
+    from .walker import Walker
 
-__all__ = ["SLOT", "Breaks", "Stopped", "break_pause"]
+__all__ = [
+    "SLOT", "Breaks", "advance_watched", "break_pause", "pause_after", "pause_before", "set_breaks", "settle_resumed_break",
+    "stop_reason", "take_break_answer",
+]
 
 SLOT = "__breakpoints__"
 """Where a thread's checkpoints keep its breakpoints, among the answers (a reserved slot)."""
-
-
-class Stopped(Aborted):
-    """A person answered ``stop`` at a breakpoint: it unwinds every sub-graph and branch the
-    run is inside (each keeps where it is), and the run ends ``aborted``."""
 
 
 class Breaks:
@@ -89,3 +95,125 @@ def break_pause(at: str, frame: Frame, step: int, update: Any = None, pause_id: 
         at=at,  # type: ignore[arg-type]
         update=None if update is None else to_jsonable(update, strict=False),
     )
+
+
+# -- a run's breakpoints --------------------------------------------------------------
+
+
+def set_breaks(walker: Walker, breaks: Breaks | None) -> None:
+    """Pause at ``breaks`` from now on; the thread's checkpoints keep them (in a reserved
+    slot of the answers), so a resume elsewhere pauses at the same places."""
+    answers = walker.pauses.answers
+    if breaks is None or breaks.idle:
+        answers.pop(SLOT, None)
+        # Pauses a resume answered still need the check that finds them.
+        walker.breaks = (breaks or Breaks()) if walker.passing else None
+    else:
+        answers[SLOT] = breaks.to_json()
+        walker.breaks = breaks
+
+
+def take_break_answer(walker: Walker, answer: str) -> None:
+    """A breakpoint was answered: ``step`` pauses before the next node, ``continue`` at the next breakpoint."""
+    breaks = walker.breaks or Breaks()
+    breaks.stepping = answer == "step"
+    set_breaks(walker, breaks)
+
+
+async def advance_watched(walker: Walker, level: Level, frame: Frame) -> tuple[Frame, ...] | Ending:
+    """:meth:`Walker.advance` in a run with breakpoints: a pause before the node, one after
+    it, and a stop once the step is saved."""
+    breaks = walker.breaks
+    held: tuple[Any, ...] = ()
+    if walker.passing or (breaks is not None and (breaks.stepping or frame.path in breaks.before)):
+        step = level.steps + 1
+        try:
+            got = await pause_before(walker, frame, step)
+        except PauseRequested as paused:
+            level.frames = (frame,)  # the node has not run: it runs on resume
+            return interrupted(walker, paused.pause)
+        except asyncio.CancelledError:
+            level.frames = (frame,)
+            return Ending("aborted", f"cancelled at the breakpoint before {frame.path!r} (step {step})")
+        if got is not None:
+            held, stop = got
+            if stop is not None:
+                return stop_here(walker, level, stop)
+    frames = await walker.advance(level, frame, held)
+    if walker.halt is not None:
+        reason, walker.halt = walker.halt, None
+        if type(frames) is not Ending:
+            level.frames = frames  # the step is routed and saved: a resume goes on from here
+            return stop_here(walker, level, reason)
+    return frames
+
+
+# -- pausing at them -----------------------------------------------------------------------
+
+
+def stop_reason(pause: Pause) -> str:
+    """Why a run answered ``stop`` at breakpoint ``pause`` ended."""
+    where = f" in branch {pause.branch!r}" if pause.branch else ""
+    return f"stopped at the breakpoint {pause.at} {pause.path!r}{where} (step {pause.step})"
+
+
+async def pause_before(walker: Walker, frame: Frame, step: int) -> tuple[tuple[Any, ...], str | None] | None:
+    """A breakpoint before ``frame``'s node, which runs as ``step``: the pause's interrupt and
+    resume events, and why the run stops if the answer was ``stop``; None when the run
+    does not stop here.
+
+    A resumed run that was paused here takes the answer the resume brought (its events
+    go into the step's record, where a live run's are), or pauses again with the same id.
+
+    Raises:
+        PauseRequested: a durable run cannot wait; the node has not run.
+    """
+    kept = walker.passing.pop((frame.path, frame.branch), None) if walker.passing else None
+    if kept is not None and kept[1] is not None:
+        pause, answer = kept
+        events: Any = (interrupt(walker.thread, step, pause), resume(walker.thread, step, pause, answer))
+        for event in events:
+            walker.listeners.emit(event)
+    else:
+        breaks = walker.breaks
+        if breaks is None or not breaks.stops_before(frame.path):
+            return None
+        pause = break_pause("before", frame, step, pause_id=kept[0].id if kept is not None else None)
+        events = []
+        answer = await wait_for_person(walker, pause, None, events)
+    take_break_answer(walker, answer)
+    return tuple(events), stop_reason(pause) if answer == "stop" else None
+
+
+async def pause_after(walker: Walker, record: Step, update: Any) -> tuple[Step, str | None]:
+    """A breakpoint after ``record``'s node ran (its routing still to do): the record with
+    the pause's events, and why the run stops if the answer was ``stop``.
+
+    Raises:
+        PauseRequested: a durable run cannot wait; the pause carries the step.
+    """
+    frame = Frame(record.node, record.path, record.branch)
+    pause = break_pause("after", frame, record.step, update)
+    if not walker.live:
+        raise PauseRequested(pause)
+    walker.listeners.emit_step_if(lambda: node_exit(walker.thread, record))
+    events: list[Any] = []
+    answer = await wait_for_person(walker, pause, None, events)
+    take_break_answer(walker, answer)
+    return record._replace(approval_events=tuple(events)), stop_reason(pause) if answer == "stop" else None
+
+
+def settle_resumed_break(walker: Walker, pause: Pause, answer: str) -> Ending | None:
+    """Route on from the step a resumed run was paused after (its breakpoint's answer brought
+    by the resume); ``stop`` ends the run once the step is routed."""
+    record = take_answered_step(walker, pause, answer)
+    take_break_answer(walker, answer)
+    hop = walker.plan.hop_of(record.edge) if record.edge is not None else walker.route_from(record)
+    record = record._replace(edge=hop.edge)
+    walker.history.append(record)
+    walker.root.frames = hop.frames
+    walker.save((record,), hop.frames)
+    walker.listeners.emit_step_if(lambda: route_event(walker.thread, record.step, hop.edge, record.path, record.branch))
+    if answer == "stop":
+        return Ending("aborted", stop_reason(pause))
+    return None

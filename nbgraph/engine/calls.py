@@ -1,5 +1,5 @@
 """Calling a node: what it gives, how a call ends short, and how a step's update folds in
-(shared by one-frame steps and branches)."""
+(shared by one-frame steps and branches); a node that is a graph walks its level here."""
 
 from __future__ import annotations
 
@@ -11,14 +11,19 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
 from ..plan import Hop, NodePlan, Plan
 from .ending import Ending
+from .levels import enter, level_key
 from .limits import Deadline, node_deadline
+from .listeners import node_enter
 from .outputs import read_output
 
 if TYPE_CHECKING:
     from .context import Context
+    from .levels import Level
+    from .walker import Walker
 
 __all__ = [
-    "Called", "ChildStopped", "TimedOut", "call_sync", "error_text", "fold", "make_step", "replay", "shares_state", "within",
+    "Called", "ChildStopped", "TimedOut", "call_sync", "enter_event", "error_text", "fold", "invoke", "make_step", "replay",
+    "shares_state", "walk_child", "within",
 ]
 
 
@@ -140,3 +145,50 @@ async def within(work: Any, deadline: Deadline) -> Any:
     if deadline.fired:  # the node swallowed the cancellation, but its time was up
         raise TimedOut(deadline)
     return out
+
+
+def enter_event(walker: Walker, step: int, frame: Frame, visit: int) -> Any:
+    """The node-enter event of ``frame``'s call (``rerun``: a resumed run's node that stopped at an input)."""
+    rerun = False
+    if walker.rerunning:
+        where = (frame.path, frame.branch)
+        rerun = where in walker.rerunning
+        walker.rerunning.discard(where)
+    return node_enter(walker.thread, step, frame.node, visit, frame.path, frame.branch, rerun)
+
+
+async def invoke(
+    walker: Walker, level: Level, frame: Frame, node: NodePlan, ctx: Context | None, visit: int
+) -> tuple[Mapping[str, Any] | None, Hop | None, tuple[Step, ...]]:
+    """Run the node's function (or walk its sub-graph): its update, its command's hop, a sub-graph's steps."""
+    if node.subplan is not None:
+        update, inner = await walk_child(walker, level, frame, node, visit)
+        return update, None, inner
+    if not node.is_async:
+        return (*call_sync(level.plan, frame, node, ctx, level.values), ())
+    given = level.plan.schema.view(level.values) if frame.payload is NO_PAYLOAD else frame.payload
+    work = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
+    meter = walker.meter
+    deadline = meter.deadline(node.name, node.timeout) if node.timeout is not None or meter.timed else None
+    out = await (work if deadline is None else within(work, deadline))
+    return (*read_output(out, node, level.plan), ())
+
+
+async def walk_child(
+    walker: Walker, parent: Level, frame: Frame, node: NodePlan, visit: int
+) -> tuple[Mapping[str, Any] | None, tuple[Step, ...]]:
+    """Walk the sub-graph ``node`` runs; its update for the parent, and the sub-graph's records."""
+    child = enter(walker, parent, frame, node, visit)
+    key = level_key(frame)
+    walker.open_levels[key] = child
+    ending = await walker.walk(child)
+    if ending is not None:
+        if ending.outcome != "done":
+            raise ChildStopped(ending)  # the level stays open: a checkpoint keeps where it stopped
+        if ending.hit_max_steps and walker.flagged is None:
+            walker.flagged = ending  # on_max_steps="flag": the run's result says which sub-graph hit it
+    del walker.open_levels[key]
+    walker.pauses.forget(child.scope)
+    output = node.spec.output
+    update = output(child.plan.schema.view(child.values)) if output is not None else None
+    return update, tuple(child.records)  # a shared sub-graph's steps are replayed by fold()

@@ -164,12 +164,12 @@ class Context:
         meter = walker.meter
         if meter.budget.ask:
             from ..history import Frame
-            from .people import budget_pause, raise_budget
+            from .people import budget_pause, raise_budget, wait_for_person
 
             while over := meter.ahead(0):
                 frame = Frame(self.node, self.path, self.branch)
                 pause = budget_pause(walker, (frame,), self.step, over, reruns=self.rerun())
-                ending = raise_budget(walker, pause, await walker.wait_for_person(pause, self))
+                ending = raise_budget(walker, pause, await wait_for_person(walker, pause, self))
                 if ending is not None:
                     raise Aborted(ending.reason or "stopped at a budget pause")
         self.check_budget()
@@ -233,7 +233,9 @@ class Context:
             slot=slot,
             reruns=self.rerun(),
         )
-        answer = await walker.wait_for_person(pause, self)
+        from .people import wait_for_person
+
+        answer = await wait_for_person(walker, pause, self)
         pauses.answers[slot] = answer
         return answer
 

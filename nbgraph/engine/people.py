@@ -1,4 +1,5 @@
-"""Pauses, approvals and breakpoints: asking a person, waiting for the answer, settling a verdict.
+"""Pauses and approvals: asking a person, waiting for the answer, settling a verdict (a
+breakpoint's pauses are ``breaks``'; a budget that asks is here).
 
 A live run waits for answers in memory; a durable one (or any synchronous call)
 cannot wait, so a pause ends it ``interrupted`` with a checkpoint that ``resume``
@@ -21,16 +22,19 @@ from ..state import to_jsonable
 from .ending import Ending
 from .limits import BUDGET_SLOT, branch_waits, node_deadline
 from .listeners import interrupt, node_exit, resume, route_event
+from .slots import settled_entry
+from .stops import failure, interrupted
 
 if TYPE_CHECKING:
     from ..pauses import Approval, Pause
+    from .calls import Called
     from .context import Context
     from .levels import Level
     from .walker import Walker
 
 __all__ = [
-    "ASK_BUDGET", "PauseRequested", "ask_budget", "raise_budget", "Pauses", "apply_verdict", "approve_step", "check_storable", "pause_after", "pause_before",
-    "settle_resumed_approval", "settle_resumed_break", "stop_reason", "wait_for_person",
+    "ASK_BUDGET", "PauseRequested", "ask_budget", "raise_budget", "Pauses", "apply_verdict", "approve_step", "check_storable", "park",
+    "settle_resumed_approval", "take_answered_step", "wait_for_person",
 ]
 
 
@@ -260,12 +264,12 @@ def apply_verdict(
             try:
                 level.values = level.plan.schema.apply(level.values, verdict.update, spec.name)
             except InvalidUpdate as exc:
-                return walker.failure(level, Frame(record.node, record.path, record.branch), exc, record.step)
+                return failure(walker, level, Frame(record.node, record.path, record.branch), exc, record.step)
         record = record._replace(edit=verdict.update)
     return record, None
 
 
-def _take_answered_step(walker: Walker, pause: Pause, answer: Any) -> Step:
+def take_answered_step(walker: Walker, pause: Pause, answer: Any) -> Step:
     """The step a resumed run was paused after, taken back from the history with the
     pause and its answer recorded in it, where a live run records them."""
     walker.resuming = None
@@ -283,7 +287,7 @@ def settle_resumed_approval(walker: Walker, pause: Pause, verdict: Approval) -> 
     The step's record keeps the pause and its answer, as a live approval's does, so
     the thread's trace shows them in the same place.
     """
-    record = _take_answered_step(walker, pause, verdict)
+    record = take_answered_step(walker, pause, verdict)
     node = walker.plan.nodes[record.node]
     settled = apply_verdict(walker, node, record, verdict)
     if isinstance(settled, Ending):
@@ -302,79 +306,22 @@ def settle_resumed_approval(walker: Walker, pause: Pause, verdict: Approval) -> 
     return None
 
 
-# -- breakpoints -----------------------------------------------------------------------
-
-
-def stop_reason(pause: Pause) -> str:
-    """Why a run answered ``stop`` at breakpoint ``pause`` ended."""
-    where = f" in branch {pause.branch!r}" if pause.branch else ""
-    return f"stopped at the breakpoint {pause.at} {pause.path!r}{where} (step {pause.step})"
-
-
-async def pause_before(walker: Walker, frame: Frame, step: int) -> tuple[tuple[Any, ...], str | None] | None:
-    """A breakpoint before ``frame``'s node, which runs as ``step``: the pause's interrupt and
-    resume events, and why the run stops if the answer was ``stop``; None when the run
-    does not stop here.
-
-    A resumed run that was paused here takes the answer the resume brought (its events
-    go into the step's record, where a live run's are), or pauses again with the same id.
-
-    Raises:
-        PauseRequested: a durable run cannot wait; the node has not run.
-    """
-    from .breaks import break_pause
-
-    kept = walker.passing.pop((frame.path, frame.branch), None) if walker.passing else None
-    if kept is not None and kept[1] is not None:
-        pause, answer = kept
-        events: Any = (interrupt(walker.thread, step, pause), resume(walker.thread, step, pause, answer))
-        for event in events:
-            walker.listeners.emit(event)
-    else:
-        breaks = walker.breaks
-        if breaks is None or not breaks.stops_before(frame.path):
-            return None
-        pause = break_pause("before", frame, step, pause_id=kept[0].id if kept is not None else None)
-        events = []
-        answer = await wait_for_person(walker, pause, None, events)
-    walker.take_break_answer(answer)
-    return tuple(events), stop_reason(pause) if answer == "stop" else None
-
-
-async def pause_after(walker: Walker, record: Step, update: Any) -> tuple[Step, str | None]:
-    """A breakpoint after ``record``'s node ran (its routing still to do): the record with
-    the pause's events, and why the run stops if the answer was ``stop``.
-
-    Raises:
-        PauseRequested: a durable run cannot wait; the pause carries the step.
-    """
-    from .breaks import break_pause
-
-    frame = Frame(record.node, record.path, record.branch)
-    pause = break_pause("after", frame, record.step, update)
-    if not walker.live:
-        raise PauseRequested(pause)
-    walker.listeners.emit_step_if(lambda: node_exit(walker.thread, record))
-    events: list[Any] = []
-    answer = await wait_for_person(walker, pause, None, events)
-    walker.take_break_answer(answer)
-    return record._replace(approval_events=tuple(events)), stop_reason(pause) if answer == "stop" else None
-
-
-def settle_resumed_break(walker: Walker, pause: Pause, answer: str) -> Ending | None:
-    """Route on from the step a resumed run was paused after (its breakpoint's answer brought
-    by the resume); ``stop`` ends the run once the step is routed."""
-    record = _take_answered_step(walker, pause, answer)
-    walker.take_break_answer(answer)
-    hop = walker.plan.hop_of(record.edge) if record.edge is not None else walker.route_from(record)
-    record = record._replace(edge=hop.edge)
-    walker.history.append(record)
-    walker.root.frames = hop.frames
-    walker.save((record,), hop.frames)
-    walker.listeners.emit_step_if(lambda: route_event(walker.thread, record.step, hop.edge, record.path, record.branch))
-    if answer == "stop":
-        return Ending("aborted", stop_reason(pause))
-    return None
+def park(
+    walker: Walker, level: Level, frame: Frame, step: int, visit: int, before: dict[str, Any], called: Called, pause: Pause
+) -> Ending:
+    """A durable pause after ``frame``'s node ran (an approval, a breakpoint): the step waits
+    for the answer, and the run ends ``interrupted``."""
+    if level is not walker.root:
+        # In a sub-graph the step waits as a branch would: kept, folded after the answer.
+        level.steps, level.values = step - 1, before
+        level.visits[frame.node] = visit - 1
+        level.settled.append(settled_entry(step, called, pause))
+        level.frames = (frame,)
+        return interrupted(walker, pause)
+    # The step is done and saved; its routing waits for the answer.
+    level.records.extend(called.records)
+    walker.save(called.records, ())
+    return interrupted(walker, pause)
 
 
 # -- budgets that ask ------------------------------------------------------------------
@@ -415,7 +362,7 @@ async def ask_budget(walker: Walker, level: Level, frames: tuple[Frame, ...]) ->
     pause = budget_pause(walker, frames, level.steps + 1, over)
     if not walker.live:
         level.frames = frames  # nothing ran: they run on resume, with the raised budget
-        return walker.interrupt(pause)
+        return interrupted(walker, pause)
     answer = await wait_for_person(walker, pause, None)
     return raise_budget(walker, pause, answer)
 

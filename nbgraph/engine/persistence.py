@@ -22,7 +22,7 @@ from ..history import Frame, Step
 from ..names import END, START, new_id
 from ..plan import Plan
 from ..state import to_jsonable
-from .breaks import SLOT, Breaks
+from .breaks import SLOT, Breaks, set_breaks
 from .calls import replay, shares_state
 from .limits import BUDGET_SLOT, Budget
 from .people import check_storable, raise_budget
@@ -443,7 +443,7 @@ def _restore_breaks(walker: Walker, last: Checkpoint) -> None:
     plan = walker.plan
     breaks = Breaks.of(plan.breakpoints) if plan.breakpoints is not None else stored or Breaks()
     breaks.stepping = (walker.breaks is not None and walker.breaks.stepping) or (stored is not None and stored.stepping)
-    walker.set_breaks(breaks)
+    set_breaks(walker, breaks)
 
 
 def _totals(history: list[Step], upto: int) -> dict[str, Any]:

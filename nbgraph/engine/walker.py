@@ -7,43 +7,42 @@ reducers, take the hop routing chooses, and record the step. Everything else
 ``compile()``; events are built only when someone listens; checkpoints only when
 there is a store. One frame takes the short path here; several run together as a
 superstep (``branches``); a node that is a graph walks a level of its own (``levels``).
+The ways a run stops short are ``stops``'; a step with breakpoints goes through ``breaks``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import MaxStepsExceeded, NbgraphError, RunFailed
+from ..errors import MaxStepsExceeded, NbgraphError
 from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
 from ..names import START
-from ..plan import Hop, NodePlan, Plan
-from .branches import settled_entry, superstep
-from .breaks import SLOT, Breaks, Stopped
+from ..plan import Hop, Plan
+from .branches import superstep
+from .breaks import (
+    Breaks,
+    advance_watched,
+    pause_after,
+    set_breaks,
+    settle_resumed_break,
+)
 from .calls import (
     Called,
     ChildStopped,
     TimedOut,
-    call_sync,
+    enter_event,
     error_text,
     fold,
+    invoke,
     make_step,
-    within,
 )
 from .context import Context
 from .ending import Ending
-from .levels import Level, enter, level_key
-from .limits import Aborted, Budget, Deadline, Meter
-from .listeners import (
-    Listeners,
-    error_event,
-    node_enter,
-    route_event,
-    run_start,
-    step_end_events,
-)
+from .levels import Level
+from .limits import Aborted, Budget, Meter
+from .listeners import Listeners, route_event, run_start, step_end_events
 from .outputs import read_output
 from .people import (
     ASK_BUDGET,
@@ -51,14 +50,12 @@ from .people import (
     Pauses,
     approve_step,
     ask_budget,
-    pause_after,
-    pause_before,
+    park,
     raise_budget,
     settle_resumed_approval,
-    settle_resumed_break,
-    wait_for_person,
 )
 from .persistence import Persistence
+from .stops import Stopped, failure, hit_max_steps, interrupted, stopped, timed_out
 
 if TYPE_CHECKING:
     from ..checkpoint.base import Checkpointer
@@ -133,7 +130,7 @@ class Walker:
         self.halt: str | None = None
         """Why the run stops once the step under way is routed and saved (``stop`` after a node)."""
         if plan.breakpoints is not None or stepping:
-            self.set_breaks(Breaks.of(plan.breakpoints, stepping))
+            set_breaks(self, Breaks.of(plan.breakpoints, stepping))
 
     # The run's own graph is the root level: what the rest of the engine reads as the
     # run's state, step, frames and history is the root level's (and is set there).
@@ -184,26 +181,6 @@ class Walker:
         """The sub-graph levels the run is inside now, as a checkpoint keeps them."""
         return {key: level.snapshot(self) for key, level in self.open_levels.items()}
 
-    # -- breakpoints ------------------------------------------------------------------
-
-    def set_breaks(self, breaks: Breaks | None) -> None:
-        """Pause at ``breaks`` from now on; the thread's checkpoints keep them (in a reserved
-        slot of the answers), so a resume elsewhere pauses at the same places."""
-        answers = self.pauses.answers
-        if breaks is None or breaks.idle:
-            answers.pop(SLOT, None)
-            # Pauses a resume answered still need the check that finds them.
-            self.breaks = (breaks or Breaks()) if self.passing else None
-        else:
-            answers[SLOT] = breaks.to_json()
-            self.breaks = breaks
-
-    def take_break_answer(self, answer: str) -> None:
-        """A breakpoint was answered: ``step`` pauses before the next node, ``continue`` at the next breakpoint."""
-        breaks = self.breaks or Breaks()
-        breaks.stepping = answer == "step"
-        self.set_breaks(breaks)
-
     # -- starting ---------------------------------------------------------------------
 
     async def execute(self) -> Ending:
@@ -242,7 +219,7 @@ class Walker:
         except MaxStepsExceeded:
             raise
         except NbgraphError as exc:
-            return self.failure(self.root, None, exc)
+            return failure(self, self.root, None, exc)
 
     def _route_from_start(self, level: Level) -> None:
         plan = level.plan
@@ -284,7 +261,7 @@ class Walker:
                 try:
                     await asyncio.sleep(0)
                 except asyncio.CancelledError as stop:
-                    return self._stopped(level, frame, level.steps + 1, stop)
+                    return stopped(level, frame, level.steps + 1, stop)
                 last_turn = now
             if len(frames) == 1 and not level.settled:
                 stop = self._limit(level, frame.node, 1)
@@ -293,7 +270,7 @@ class Walker:
                 if stop is not None:
                     return stop
                 if watched or (live and self.breaks is not None):
-                    frames = await self._watched(level, frame)
+                    frames = await advance_watched(self, level, frame)
                 else:
                     frames = await self.advance(level, frame)
             else:
@@ -307,7 +284,7 @@ class Walker:
         """Why ``level`` must stop before running ``count`` frames (``name`` first), or None."""
         plan = level.plan
         if level.steps + count > plan.max_steps:
-            return self._hit_max_steps(level, name)
+            return hit_max_steps(level, name)
         if self.meter.budget is not None and (stop := self.budget_stop(count)) is not None:
             return stop
         if name != level.last_node:
@@ -333,40 +310,6 @@ class Walker:
         reason = meter.out_of_time()
         return None if reason is None else Ending("aborted", reason)
 
-    async def _watched(self, level: Level, frame: Frame) -> tuple[Frame, ...] | Ending:
-        """:meth:`advance` in a run with breakpoints: a pause before the node, one after it, and
-        a stop once the step is saved."""
-        breaks = self.breaks
-        held: tuple[Any, ...] = ()
-        if self.passing or (breaks is not None and (breaks.stepping or frame.path in breaks.before)):
-            step = level.steps + 1
-            try:
-                got = await pause_before(self, frame, step)
-            except PauseRequested as paused:
-                level.frames = (frame,)  # the node has not run: it runs on resume
-                return self.interrupt(paused.pause)
-            except asyncio.CancelledError:
-                level.frames = (frame,)
-                return Ending("aborted", f"cancelled at the breakpoint before {frame.path!r} (step {step})")
-            if got is not None:
-                held, stop = got
-                if stop is not None:
-                    return self._stop_here(level, stop)
-        frames = await self.advance(level, frame, held)
-        if self.halt is not None:
-            reason, self.halt = self.halt, None
-            if type(frames) is not Ending:
-                level.frames = frames  # the step is routed and saved: a resume goes on from here
-                return self._stop_here(level, reason)
-        return frames
-
-    def _stop_here(self, level: Level, reason: str) -> Ending:
-        """A person stopped the run at a breakpoint: it ends ``aborted``, from inside any
-        sub-graph or branch (as a spent budget does), each level resumable where it is."""
-        if level is self.root:
-            return Ending("aborted", reason)
-        raise Stopped(reason)
-
     async def advance(self, level: Level, frame: Frame, held: tuple[Any, ...] | None = None) -> tuple[Frame, ...] | Ending:
         """Run one frame's node, fold its update in, route, record and save the step.
 
@@ -386,7 +329,7 @@ class Walker:
             ctx._events = list(held)
         listeners = self.listeners
         if listeners.steps:
-            listeners.emit_step(self.enter_event(step, frame, visit))
+            listeners.emit_step(enter_event(self, step, frame, visit))
         calls = self.calls
         calls.append(frame)
         meter = self.meter
@@ -396,7 +339,7 @@ class Walker:
         inner: tuple[Step, ...] = ()
         try:
             if node.is_async or node.subplan is not None:
-                update, hop, inner = await self.invoke(level, frame, node, ctx, visit)
+                update, hop, inner = await invoke(self, level, frame, node, ctx, visit)
             else:  # the common case, inline: a sync function's call costs no coroutine
                 given = plan.schema.view(before) if frame.payload is NO_PAYLOAD else frame.payload
                 out = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
@@ -409,21 +352,21 @@ class Walker:
             )
         except PauseRequested as paused:
             level.frames = (frame,)  # the node runs again on resume, from its start
-            return self.interrupt(paused.pause)
+            return interrupted(self, paused.pause)
         except Aborted as aborted:
             if type(aborted) is Stopped and level is not self.root:
                 raise  # (up to the run's own level, through every branch on the way)
             return Ending("aborted", aborted.reason)
         except TimedOut as timed:
-            return self._timed_out(level, frame, step, timed.deadline)
+            return timed_out(self, level, frame, step, timed.deadline)
         except ChildStopped as child:
             return child.ending
         except (asyncio.CancelledError, KeyboardInterrupt) as stop:
-            return self._stopped(level, frame, step, stop)
+            return stopped(level, frame, step, stop)
         except Exception as exc:
             level.records.extend(inner)
             level.records.append(make_step(step, frame, visit, started, time.perf_counter() - t0, None, None, ctx, exc))
-            return self.failure(level, frame, exc, step)
+            return failure(self, level, frame, exc, step)
         finally:
             calls.remove(frame)
         duration = time.perf_counter() - t0 - (meter.waited - waited0)
@@ -437,7 +380,7 @@ class Walker:
             try:
                 verdict = await approve_step(self, node, record, level)
             except PauseRequested as paused:
-                return self._park(level, frame, step, visit, before, Called((*inner, record), update, hop, ctx), paused.pause)
+                return park(self, level, frame, step, visit, before, Called((*inner, record), update, hop, ctx), paused.pause)
             if type(verdict) is Ending:
                 return verdict
             record, denied = verdict
@@ -449,7 +392,7 @@ class Walker:
             try:
                 record, self.halt = await pause_after(self, record, update)
             except PauseRequested as paused:
-                return self._park(level, frame, step, visit, before, Called((*inner, record), update, hop, ctx), paused.pause)
+                return park(self, level, frame, step, visit, before, Called((*inner, record), update, hop, ctx), paused.pause)
             except asyncio.CancelledError:
                 self.halt = f"cancelled at the breakpoint after {frame.path!r} (step {step})"
         if hop is None:
@@ -463,7 +406,7 @@ class Walker:
                     level.visits[name] = visit - 1
                     level.records.extend(inner)
                     level.records.append(make_step(step, frame, visit, started, duration, None, None, ctx, exc))
-                    return self.failure(level, frame, exc, step)
+                    return failure(self, level, frame, exc, step)
         if record is None:
             record = make_step(step, frame, visit, started, duration, update, hop.edge, ctx)
         else:
@@ -486,7 +429,7 @@ class Walker:
                 level.visits[name] = visit - 1
                 del level.records[-1 - len(inner):]
                 level.records.append(record._replace(update=None, edge=None, error=error_text(exc)))
-                return self.failure(level, frame, exc, step)
+                return failure(self, level, frame, exc, step)
         if listeners.steps:
             if node.approval or record.approval_events or self.halt is not None:
                 # (node-exit and the answer were announced while waiting)
@@ -495,144 +438,6 @@ class Walker:
                 for event in step_end_events(self.thread, record):
                     listeners.emit_step(event)
         return frames
-
-    def _park(self, level: Level, frame: Frame, step: int, visit: int, before: dict[str, Any], called: Called, pause: Pause) -> Ending:
-        """A durable pause after ``frame``'s node ran (an approval, a breakpoint): the step waits
-        for the answer, and the run ends ``interrupted``."""
-        if level is not self.root:
-            # In a sub-graph the step waits as a branch would: kept, folded after the answer.
-            level.steps, level.values = step - 1, before
-            level.visits[frame.node] = visit - 1
-            level.settled.append(settled_entry(step, called, pause))
-            level.frames = (frame,)
-            return self.interrupt(pause)
-        # The step is done and saved; its routing waits for the answer.
-        level.records.extend(called.records)
-        self.save(called.records, ())
-        return self.interrupt(pause)
-
-    # -- calling a node ---------------------------------------------------------------
-
-    def enter_event(self, step: int, frame: Frame, visit: int) -> Any:
-        rerun = False
-        if self.rerunning:
-            where = (frame.path, frame.branch)
-            rerun = where in self.rerunning
-            self.rerunning.discard(where)
-        return node_enter(self.thread, step, frame.node, visit, frame.path, frame.branch, rerun)
-
-    async def invoke(
-        self, level: Level, frame: Frame, node: NodePlan, ctx: Context | None, visit: int
-    ) -> tuple[Mapping[str, Any] | None, Hop | None, tuple[Step, ...]]:
-        """Run the node's function (or walk its sub-graph): its update, its command's hop, a sub-graph's steps."""
-        if node.subplan is not None:
-            update, inner = await self._walk_child(level, frame, node, visit)
-            return update, None, inner
-        if not node.is_async:
-            return (*call_sync(level.plan, frame, node, ctx, level.values), ())
-        given = level.plan.schema.view(level.values) if frame.payload is NO_PAYLOAD else frame.payload
-        work = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
-        meter = self.meter
-        deadline = meter.deadline(node.name, node.timeout) if node.timeout is not None or meter.timed else None
-        out = await (work if deadline is None else within(work, deadline))
-        return (*read_output(out, node, level.plan), ())
-
-    async def _walk_child(
-        self, parent: Level, frame: Frame, node: NodePlan, visit: int
-    ) -> tuple[Mapping[str, Any] | None, tuple[Step, ...]]:
-        """Walk the sub-graph ``node`` runs; its update for the parent, and the sub-graph's records."""
-        child = enter(self, parent, frame, node, visit)
-        key = level_key(frame)
-        self.open_levels[key] = child
-        ending = await self.walk(child)
-        if ending is not None:
-            if ending.outcome != "done":
-                raise ChildStopped(ending)  # the level stays open: a checkpoint keeps where it stopped
-            if ending.hit_max_steps and self.flagged is None:
-                self.flagged = ending  # on_max_steps="flag": the run's result says which sub-graph hit it
-        del self.open_levels[key]
-        self.pauses.forget(child.scope)
-        output = node.spec.output
-        update = output(child.plan.schema.view(child.values)) if output is not None else None
-        return update, tuple(child.records)  # a shared sub-graph's steps are replayed by fold()
-
-    # -- people -----------------------------------------------------------------------
-
-    async def wait_for_person(self, pause: Pause, ctx: Context | None) -> Any:
-        return await wait_for_person(self, pause, ctx)
-
-    def interrupt(self, *pauses: Pause) -> Ending:
-        """A durable pause: end the run ``interrupted``; the checkpoint is written as it ends."""
-        first = pauses[0]
-        if first.kind == "breakpoint":
-            what = f"the breakpoint {first.at}"
-            reason = f"paused at {what} {first.path!r}" + (f" in branch {first.branch!r}" if first.branch else "")
-        elif first.kind == "budget":
-            what = "a budget raise before"
-            reason = f"paused before {first.path!r}: {first.prompt}"
-        else:
-            what = "approval of" if first.kind == "approval" else "input at"
-            reason = f"waiting for {what} node {first.node!r}: {first.prompt}"
-        if len(pauses) > 1:
-            reason = f"waiting for {len(pauses)} answers, first {what} node {first.node!r}: {first.prompt}"
-        if self.unanswered is not None:
-            reason += f" — {self.unanswered}"
-        elif not self.live:
-            answer = {"breakpoint": "'continue'", "budget": "{'tokens': ...}"}.get(first.kind, "answer")
-            how = (
-                f"g.resume(result, {answer}) or g.resume({self.thread!r}, {answer}, pause={first.id!r})" if len(pauses) == 1
-                else "g.resume(result, {pause.id: answer, ...}) for the pauses in result.pauses"
-            )
-            if first.kind == "breakpoint":
-                how += " ('step' pauses before the next node, 'stop' ends the run)"
-            elif first.kind == "budget":
-                how += " (the raised limits; 'stop' ends the run)"
-            reason += f" — answer with {how}; for live answers use run = g.start(...) and `await run`"
-        return Ending("interrupted", reason, pauses=pauses)
-
-    # -- stopping short ---------------------------------------------------------------
-
-    def _hit_max_steps(self, level: Level, node: str) -> Ending:
-        plan = level.plan
-        reason = f"max_steps={plan.max_steps} reached before END (next node: {node!r})"
-        if level.path:
-            reason = f"sub-graph {level.path!r}: {reason}"
-        if plan.on_max_steps == "raise":
-            raise MaxStepsExceeded(plan.name, plan.max_steps, node, Ending("aborted", reason))
-        return Ending("done", reason, hit_max_steps=plan.on_max_steps == "flag")
-
-    def failure(self, level: Level, frame: Frame | None, exc: BaseException, step: int | None = None) -> Ending:
-        """End ``failed``: the failing frame runs again on resume, the last checkpoint stays intact."""
-        if frame is not None:
-            level.frames = (frame,)
-        node = frame.node if frame is not None else None
-        if isinstance(exc, RunFailed):
-            reason = exc.reason
-        elif isinstance(exc, NbgraphError):
-            reason = str(exc)
-        else:
-            where = f"node {frame.path if frame else node!r} failed at step {step}" if node else "the run failed"
-            if frame is not None:
-                where = f"node {frame.path!r} failed at step {step}"
-            reason = f"{where}: {type(exc).__name__}: {exc}"
-        self.listeners.emit_if(lambda: error_event(
-            self.thread, step or level.steps, node, frame.path if frame else "", frame.branch if frame else None,
-            reason, type(exc).__name__,
-        ))
-        return Ending("failed", reason, error=exc)
-
-    def _timed_out(self, level: Level, frame: Frame, step: int, deadline: Deadline) -> Ending:
-        level.frames = (frame,)
-        reason = f"{deadline.reason} at step {step}"
-        self.listeners.emit_if(lambda: error_event(
-            self.thread, step, frame.node, frame.path, frame.branch, reason, "TimeoutError"
-        ))
-        return Ending(deadline.outcome, reason)  # type: ignore[arg-type]
-
-    def _stopped(self, level: Level, frame: Frame, step: int, stop: BaseException) -> Ending:
-        level.frames = (frame,)
-        why = "cancelled" if isinstance(stop, asyncio.CancelledError) else "interrupted (KeyboardInterrupt)"
-        return Ending("aborted", f"{why} during node {frame.path!r} at step {step}")
 
     # -- checkpoints ------------------------------------------------------------------
 

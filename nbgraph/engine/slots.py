@@ -1,0 +1,126 @@
+"""A superstep's bookkeeping: its slots (each frame numbered with its step, its visit and
+its branch id before any runs), how each branch settled, what a checkpoint keeps of the
+branches that finished (``settled`` entries, read back on resume), and undoing a
+superstep that did not complete. Running the branches is ``branches``'.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
+from ..plan import Hop
+from .calls import Called
+
+if TYPE_CHECKING:
+    from ..pauses import Pause
+    from .ending import Ending
+    from .levels import Level
+
+__all__ = ["Failed", "Halted", "Parked", "Slot", "keep", "kept_pause", "number", "restored", "settled_entry", "undo"]
+
+
+class Slot(NamedTuple):
+    """A frame of a superstep, with the step and visit it runs as."""
+
+    frame: Frame
+    step: int
+    visit: int
+
+
+class Parked(NamedTuple):
+    """A branch waiting for a person: its pauses, and (for an approval) the step it already ran."""
+
+    pauses: tuple[Pause, ...]
+    called: Called | None = None
+
+
+class Halted(NamedTuple):
+    """A branch a person stopped at a breakpoint after its node ran: kept, and the run stops."""
+
+    called: Called
+    reason: str
+
+
+class Failed(NamedTuple):
+    """A branch whose node failed (or that ended short): its records, and why."""
+
+    records: tuple[Step, ...]
+    error: BaseException
+
+def number(level: Level, frames: tuple[Frame, ...], base: int) -> list[Slot]:
+    """Give each frame its step, its visit and (if it is on the level's main line) a branch
+    id, in frontier order; inside a branch, ids are numbered under its own."""
+    own = level.branch
+    prefix = f"{own}/" if own is not None else ""
+    many = Counter(frame.node for frame in frames if frame.branch == own)
+    index: Counter[str] = Counter()
+    slots = []
+    for i, frame in enumerate(frames):
+        if frame.branch == own and len(frames) > 1:
+            node = frame.node
+            if frame.payload is not NO_PAYLOAD or many[node] > 1:
+                frame = frame._replace(branch=f"{prefix}{node}[{index[node]}]")
+                index[node] += 1
+            else:
+                frame = frame._replace(branch=prefix + node)
+        visit = level.visits.get(frame.node, 0) + 1
+        level.visits[frame.node] = visit
+        slots.append(Slot(frame, base + 1 + i, visit))
+    return slots
+
+
+def undo(level: Level, slots: list[Slot], base: int, ending: Ending, *, keep_frames: bool = False) -> Ending:
+    """The superstep did not complete: its visits are not counted, its frames run again."""
+    for slot in slots:
+        level.visits[slot.frame.node] = level.visits.get(slot.frame.node, 1) - 1
+    level.steps = base
+    if keep_frames:
+        level.frames = tuple(slot.frame for slot in slots)
+    return ending
+
+def keep(level: Level, slots: list[Slot], results: list[Any]) -> None:
+    """What a checkpoint keeps of the branches that finished, so a resume does not run them again."""
+    for slot, result in zip(slots, results):
+        if isinstance(result, Parked) and result.called is not None:
+            level.settled.append(settled_entry(slot.step, result.called, result.pauses[0]))
+        elif isinstance(result, Failed):
+            if result.records and level.plan.settle == "all":  # with "all" a failure is how the branch settled
+                entry = settled_entry(slot.step, Called(result.records, None, None, None), None)
+                entry["error"] = result.records[-1].error
+                level.settled.append(entry)
+        elif result is not None and not isinstance(result, Parked):
+            level.settled.append(settled_entry(slot.step, result, None))
+
+
+def settled_entry(step: int, called: Called, pause: Pause | None) -> dict[str, Any]:
+    """A branch's result as a checkpoint keeps it (JSON); ``pause`` if it still waits for a verdict."""
+    hop = called.hop
+    return {
+        "step": step,
+        "records": [record.to_json() for record in called.records],
+        "hop": None if hop is None else {"edge": hop.edge._asdict(), "frames": [f.to_json() for f in hop.frames]},
+        "pause": None if pause is None else pause.model_dump(mode="json"),
+    }
+
+
+def restored(entry: Mapping[str, Any]) -> Called:
+    """A settled branch as a checkpoint kept it, called again without running."""
+    records = tuple(Step.from_json(record) for record in entry["records"])
+    hop = entry.get("hop")
+    if hop is not None:
+        edge = hop["edge"]
+        hop = Hop(
+            FiredEdge(**{**edge, "fanout": tuple(edge.get("fanout") or ())}),
+            tuple(Frame.from_json(f) for f in hop["frames"]),
+        )
+    return Called(records, records[-1].update, hop, None)
+
+
+def kept_pause(data: Mapping[str, Any]) -> Pause:
+    """The pause a settled branch still waits on, as a checkpoint kept it."""
+    from ..pauses import Pause
+
+    return Pause.model_validate(data)
