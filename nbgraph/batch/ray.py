@@ -33,8 +33,14 @@ __all__ = ["RayExecutor"]
 
 try:
     import ray
+    from ray import cloudpickle
 except ImportError as exc:  # (executor="ray" turns this into an error naming the extra)
     raise ImportError("the Ray executor needs ray: pip install 'nbgraph[ray]'") from exc
+
+
+_POOLS: dict[tuple[Any, ...], tuple[list[Any], list[int]]] = {}
+"""The actors of each set of executor options, and how many inputs each runs now."""
+_LOCK = threading.Lock()
 
 
 class RayExecutor:
@@ -50,7 +56,9 @@ class RayExecutor:
             batch's ``concurrency`` bounds the total.
         retries: how many times Ray restarts an actor whose process died and sends
             its calls again; each call continues its thread from its checkpoint.
-        num_cpus: CPUs each actor reserves.
+        num_cpus: CPUs each actor reserves while it lives (None: Ray's default for actors, which
+            needs a CPU to place one but holds none while it runs, so pools of several executors
+            fit side by side; a run that waits on a model needs no CPU of its own).
         resources: other Ray resources each actor reserves (``{"GPU": 1}``, custom ones).
         init: more keyword arguments for ``ray.init`` when this executor calls it.
     """
@@ -62,7 +70,7 @@ class RayExecutor:
         actors: int | None = None,
         per_actor: int = 1000,
         retries: int = 3,
-        num_cpus: float = 1,
+        num_cpus: float | None = None,
         resources: dict[str, float] | None = None,
         init: dict[str, Any] | None = None,
     ) -> None:
@@ -79,11 +87,10 @@ class RayExecutor:
         self.num_cpus = num_cpus
         self.resources = dict(resources or {})
         self._init = dict(init or {})
-        self._lock = threading.Lock()
         self._pool: list[Any] = []
         self._load: list[int] = []
-        self._graph: tuple[Any, Any, str, Any] | None = None  # (graph, its plan, key, object ref)
-        self._store: tuple[Any, str, Any] | None = None  # (store, key, how to rebuild it)
+        self._graph: tuple[Any, Any, str, bytes] | None = None  # (graph, its plan, key, pickled)
+        self._store: tuple[Any, str, bytes] | None = None  # (store, key, how to rebuild it, pickled)
 
     # -- the batch's side ---------------------------------------------------------------
 
@@ -95,12 +102,12 @@ class RayExecutor:
     async def run(self, graph: Any, job: Job) -> Finished:
         """Run ``job`` in an actor of the pool and return its row when it is back."""
         actor, index = self._pick()
-        graph_key, graph_ref = self._shipped(graph)
-        store_key, store_ref = self._store_of(job.checkpointer)
+        graph_key, graph_blob = self._shipped(graph)
+        store_key, store_blob = self._store_of(job.checkpointer)
         shipped = job._replace(input=_to_json(job.input), checkpointer=None)
-        # (The graph and the store go by reference, in a list so that Ray leaves them to the actor,
-        # which fetches each once.)
-        ref = actor.run.remote(graph_key, [graph_ref], store_key, [store_ref], shipped)
+        # (The graph and the store go pickled once, as bytes each call carries and the actor unpickles
+        # once: an object ref in the arguments would make every call a borrower Ray keeps count of.)
+        ref = actor.run.remote(graph_key, graph_blob, store_key, store_blob, shipped)
         try:
             return await ref
         except asyncio.CancelledError:
@@ -112,8 +119,11 @@ class RayExecutor:
 
     def shutdown(self) -> None:
         """Stop this executor's actors (a later batch starts new ones)."""
-        with self._lock:
+        with _LOCK:
             pool, self._pool, self._load = self._pool, [], []
+            for key, (held, _) in list(_POOLS.items()):
+                if held is pool:
+                    del _POOLS[key]
         for actor in pool:
             ray.kill(actor)
 
@@ -126,7 +136,7 @@ class RayExecutor:
         return self._pool[index], index
 
     def _start(self) -> None:
-        with self._lock:
+        with _LOCK:
             if self._pool:
                 return
             if not ray.is_initialized():
@@ -134,11 +144,22 @@ class RayExecutor:
                 if self.address is None:
                     options.setdefault("include_dashboard", False)
                 ray.init(address=self.address, **options)
+            # Executors with the same options share their actors (executor="ray" makes one per batch),
+            # for as long as this connection to Ray lasts.
+            key = (
+                ray.get_runtime_context().get_job_id(), self.actors, self.per_actor, self.retries, self.num_cpus,
+                tuple(sorted(self.resources.items())),
+            )
+            shared = _POOLS.get(key)
+            if shared is not None:
+                self._pool, self._load = shared
+                return
             count = self.actors
             if count is None:
-                count = max(1, int(ray.cluster_resources().get("CPU", 1) // max(self.num_cpus, 1e-9)))
+                count = max(1, int(ray.cluster_resources().get("CPU", 1) // max(self.num_cpus or 1, 1e-9)))
+            reserve = {} if self.num_cpus is None else {"num_cpus": self.num_cpus}
             actor = ray.remote(_Worker).options(
-                num_cpus=self.num_cpus,
+                **reserve,
                 resources=self.resources or None,
                 max_concurrency=self.per_actor,
                 max_restarts=self.retries,
@@ -146,9 +167,10 @@ class RayExecutor:
             )
             self._pool = [actor.remote() for _ in range(count)]
             self._load = [0] * count
+            _POOLS[key] = (self._pool, self._load)
 
-    def _shipped(self, graph: Any) -> tuple[str, Any]:
-        """The graph in Ray's object store, put once per version of it (a changed graph compiles anew)."""
+    def _shipped(self, graph: Any) -> tuple[str, bytes]:
+        """The graph pickled as Ray ships code, once per version of it (a changed graph compiles anew)."""
         plan = graph.compile()
         held = self._graph
         if held is not None and held[0] is graph and held[1] is plan:
@@ -158,14 +180,14 @@ class RayExecutor:
         for name, value in (("checkpointer", None), ("_listeners", []), ("_plan", None)):
             object.__setattr__(bare, name, value)
         key = new_id(size=12)
-        self._graph = (graph, plan, key, ray.put(bare))
+        self._graph = (graph, plan, key, cloudpickle.dumps(bare))
         return key, self._graph[3]
 
-    def _store_of(self, store: Any) -> tuple[str, Any]:
+    def _store_of(self, store: Any) -> tuple[str, bytes]:
         held = self._store
         if held is not None and held[0] is store:
             return held[1], held[2]
-        self._store = (store, new_id(size=12), ray.put(_store_spec(store)))
+        self._store = (store, new_id(size=12), cloudpickle.dumps(_store_spec(store)))
         return self._store[1], self._store[2]
 
     def __repr__(self) -> str:
@@ -184,15 +206,15 @@ class _Worker:
         self._graphs: dict[str, Any] = {}
         self._stores: dict[str, Any] = {}
 
-    async def run(self, graph_key: str, graph_ref: list[Any], store_key: str, store_ref: list[Any], job: Job) -> Finished:
+    async def run(self, graph_key: str, graph_blob: bytes, store_key: str, store_blob: bytes, job: Job) -> Finished:
         graph = self._graphs.get(graph_key)
         if graph is None:
-            graph = self._graphs[graph_key] = await graph_ref[0]
+            graph = self._graphs[graph_key] = cloudpickle.loads(graph_blob)
             if len(self._graphs) > 8:  # (keep the latest versions a long-lived actor was sent)
                 del self._graphs[next(iter(self._graphs))]
         store = self._stores.get(store_key)
         if store is None:
-            store = self._stores[store_key] = _rebuild_store(await store_ref[0])
+            store = self._stores[store_key] = _rebuild_store(cloudpickle.loads(store_blob))
         done = await run_job(graph, job._replace(input=json.loads(job.input), checkpointer=store))
         return done._replace(result=None)  # the row and edges go back; the state stays in the store
 
@@ -246,8 +268,6 @@ def _store_spec(store: Any) -> tuple[str, Any]:
 def _portable(options: dict[str, Any]) -> dict[str, Any]:
     """The connection options that can travel (host, port, password, timeouts, retry policy); the pool
     rebuilds the rest (its handlers hold locks)."""
-    from ray import cloudpickle
-
     kept = {}
     for name, value in options.items():
         try:
