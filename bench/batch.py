@@ -210,12 +210,77 @@ async def part_two(calls: int, concurrency: int, rounds: int, tokens: int) -> No
     print(f"   batch / bare throughput: {n / b * 100:.0f}% (target >= 90%); batch / ainvoke: {n / p * 100:.0f}%")
 
 
-def part_ray() -> None:
+def part_ray(runs: int, concurrency: int, rounds: int) -> None:
     # ---- RAY EXECUTOR: its figure goes here -----------------------------------------------
     # The same 1,000 runs as part 1 with executor="ray" (nbgraph[ray], a local Ray cluster and a
     # Redis checkpointer), printed in the same format beside the local batch's figure.
     # ----------------------------------------------------------------------------------------
-    print("3. executor='ray': not measured yet (the Ray executor is not part of this version)")
+    import tempfile
+
+    import ray
+
+    sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+    from redis_server import redis_server
+
+    from nbgraph import RedisCheckpointer
+    from nbgraph.batch import Job, run_job
+    from nbgraph.batch.ray import RayExecutor
+
+    rounds = min(rounds, 3)  # (a round on Ray takes seconds, not tenths)
+    t0 = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    started = time.perf_counter() - t0
+    g = five_nodes(0.020)
+    inputs = [{"n": i} for i in range(runs)]
+    ideal = runs * 0.020 / concurrency
+    try:
+        with tempfile.TemporaryDirectory() as folder, redis_server(folder) as url:
+            store = RedisCheckpointer(url)
+            executor = RayExecutor()
+
+            def one(executor: object) -> float:
+                t0 = time.perf_counter()
+                rows = g.batch(inputs, concurrency=concurrency, checkpointer=store, executor=executor, progress=False, table="rows")
+                elapsed = time.perf_counter() - t0
+                assert all(row.outcome == "done" for row in rows), [row for row in rows if row.outcome != "done"][:3]
+                return elapsed
+
+            @ray.remote(max_retries=3)
+            def task(graph: Graph, job: Job, spec: object) -> object:
+                from nbgraph.batch.ray import _rebuild_store
+
+                done = asyncio.run(run_job(graph, job._replace(checkpointer=_rebuild_store(spec))))
+                return done._replace(result=None)
+
+            def tasks(count: int) -> float:
+                """One plain Ray task per input (what the executor does not do), for the comparison."""
+                from nbgraph.batch.ray import _store_spec
+
+                spec = ray.put(_store_spec(store))
+                bare = Graph("five")
+                bare.__dict__.update({**g.__dict__, "checkpointer": None, "_plan": None})
+                t0 = time.perf_counter()
+                refs = [task.remote(bare, Job(i, {"n": i}, f"tasks-{t0}/{i}"), spec) for i in range(count)]
+                assert all(done.row.outcome == "done" for done in ray.get(refs))
+                return time.perf_counter() - t0
+
+            one(executor)  # warm up: the actors start
+            times: dict[str, list[float]] = {"ray": [], "local": []}
+            for _ in range(rounds):
+                times["ray"].append(one(executor))
+                times["local"].append(one(None))
+            small = max(runs // 5, 1)
+            task_time = min(tasks(small) for _ in range(2))
+            executor.shutdown()
+    finally:
+        ray.shutdown()
+    print(f"3. the same {runs:,} runs with a Redis store, concurrency {concurrency}, executor='ray' on a local Ray runtime "
+          f"(num_cpus=2, ray.init took {started:.1f} s; best of {rounds} rounds)")
+    print(f"   g.batch, executor='ray' (2 async actors)       {spread(times['ray'])}  = {min(times['ray']) / ideal:.2f}x ideal, "
+          f"{runs / min(times['ray']):.0f} runs/s")
+    print(f"   g.batch, local executor, same Redis store       {spread(times['local'])}  = {min(times['local']) / ideal:.2f}x ideal, "
+          f"{runs / min(times['local']):.0f} runs/s")
+    print(f"   one plain Ray task per input ({small} runs)           {small / task_time:.0f} runs/s (why the executor uses async actors)")
 
 
 def main() -> None:
@@ -230,7 +295,7 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, openai {openai.__version__}")
     asyncio.run(part_one(args.runs, args.concurrency, args.rounds))
     asyncio.run(part_two(args.calls, args.llm_concurrency, args.rounds, args.tokens))
-    part_ray()
+    part_ray(args.runs, args.concurrency, args.rounds)
 
 
 if __name__ == "__main__":
