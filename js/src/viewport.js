@@ -172,7 +172,7 @@ export function createViewport(canvas, row) {
     boxes = new Map([...next.nodeEls].map(([path, entry]) => [path, entry.box]));
     zoomed = false;
     if (!anchor) auto = true;
-    canvas.replaceChildren(next.root, bar, hint);
+    canvas.replaceChildren(bar, next.root, hint); // (the bar first: Tab reaches its buttons before the nodes)
     place(anchor, before);
     followNow();
   }
