@@ -428,3 +428,22 @@ class TestStopWaiting:
         assert result.outcome == "interrupted" and result.reason.endswith(" — no one")
         done = g.resume(result, True, checkpointer=run.checkpointer)
         assert done.outcome == "done" and done.state["text"] == "hi" and calls == [1]  # the step was not run again
+
+
+def test_a_state_with_a_required_field_resumes_and_forks():
+    class Ticket(pydantic.BaseModel):
+        topic: str
+        answer: str = ""
+
+    async def ask(state, ctx):
+        return {"answer": await ctx.request_input("Answer?")}
+
+    g = Graph("required", state=Ticket)
+    g.add_node("ask", ask)
+    g.add_edge(START, "ask")
+    g.add_edge("ask", END)
+    store = MemoryCheckpointer()
+    paused = g.invoke({"topic": "tides"}, checkpointer=store)
+    assert g.fork(paused, step=0, checkpointer=store).outcome == "interrupted"
+    done = g.resume(paused, "high", checkpointer=store)
+    assert (done.outcome, done.state.topic, done.state.answer) == ("done", "tides", "high")

@@ -131,9 +131,7 @@ async def run_job(graph: Any, job: Job) -> Finished:
                 thread = job.thread
                 if last.status in _KEPT or (last.status == "failed" and not job.retry):
                     return _stored(job, store, last)
-                # (The input again, though restoring replaces it: a resume builds its first state from
-                # the input it is given, and a state with a required field refuses none.)
-                run = engine.reopen(plan, job.thread, checkpointer=store, budget=job.budget, input=job.input)
+                run = engine.reopen(plan, job.thread, checkpointer=store, budget=job.budget)
             else:
                 run = engine.Run(plan, job.input, thread=job.thread, checkpointer=store, budget=job.budget)
         else:

@@ -16,7 +16,8 @@ Its rooms, one concern each:
 - ``listeners``: events and who hears them;
 - ``persistence``: checkpoints, restore, fork, the thread lock;
 - ``runner``: running from synchronous code;
-- ``run``: the public ``Run`` handle and ``RunResult``.
+- ``run``: the public ``Run`` handle;
+- ``result``: how a run ended, ``RunResult``.
 
 One async implementation serves every entry point: the functions below drive it
 from synchronous code, ``Run.launch`` runs it as a task, ``Run.stream`` feeds its
@@ -33,7 +34,8 @@ from .context import Context
 from .ending import Ending, Outcome
 from .limits import Budget
 from .persistence import default_checkpointer, fork_thread, store_for
-from .run import Run, RunResult
+from .result import RunResult
+from .run import Run
 from .runner import run_blocking
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""The public run handle, :class:`Run`, and how a run ended, :class:`RunResult`."""
+"""The public run handle, :class:`Run`."""
 
 from __future__ import annotations
 
@@ -15,118 +15,14 @@ from ..plan import Plan
 
 if TYPE_CHECKING:
     from ..pauses import Pause
-from .ending import Ending, Outcome
+from .ending import Ending
 from .limits import Budget
-from .listeners import Listeners, done, interrupt, trace
+from .listeners import Listeners, done, interrupt
+from .result import RunResult
 from .persistence import default_checkpointer, forget, open_thread, restore, store_for
-from .walker import Walker
+from .walker import RESTORED, Walker
 
-__all__ = ["Run", "RunResult"]
-
-
-class RunResult:
-    """How a run ended: ``outcome``, ``reason``, ``state``, ``history`` and more."""
-
-    __slots__ = (
-        "_history",
-        "_run",
-        "cost",
-        "error",
-        "hit_max_steps",
-        "outcome",
-        "pauses",
-        "reason",
-        "state",
-        "thread",
-        "tokens",
-        "turns",
-    )
-
-    def __init__(self, run: Run, ending: Ending) -> None:
-        walker = run._walker
-        self._run = run
-        self.outcome: Outcome = ending.outcome
-        self.reason = ending.reason
-        self.state = walker.plan.schema.output(walker.values)
-        self._history: tuple[Step, ...] | None = None
-        self.hit_max_steps = ending.hit_max_steps
-        self.pauses: tuple[Pause, ...] = ending.pauses
-        """Every request left open (several when parallel branches wait)."""
-        self.thread = run.thread
-        self.error = ending.error
-        meter = walker.meter
-        self.tokens = meter.tokens
-        self.cost = meter.cost
-        self.turns = meter.turns
-
-    @property
-    def pending(self) -> Pause | None:
-        """The open request when the run is ``interrupted`` (the first, if several)."""
-        return self.pauses[0] if self.pauses else None
-
-    @property
-    def history(self) -> tuple[Step, ...]:
-        """Every step the thread took, earlier runs' included (read from the store when first asked)."""
-        if self._history is None:
-            self._history = tuple(self._run._walker.full_history())
-        return self._history
-
-    @property
-    def path(self) -> list[str]:
-        """The nodes executed, in order."""
-        return [step.node for step in self.history if step.error is None]
-
-    def state_at(self, step: int) -> Any:
-        """The state after ``step`` (0 is the input)."""
-        return self._run.state_at(step)
-
-    def events(self) -> list[Any]:
-        """The run's events, in order, rebuilt from its history."""
-        walker = self._run._walker
-        history = self.history
-        start = walker.start_edge
-        if start is None and history and history[0].step == 1:
-            start = walker.plan.start_edge(history[0].node)
-        return list(trace(
-            self.thread, walker.plan.name, start, history,
-            outcome=self.outcome, reason=self.reason, error_type=type(self.error).__name__,
-            pauses=self.pauses, step=walker.step, hit_max_steps=self.hit_max_steps,
-            resumed=walker.input is None,  # it continued from a checkpoint
-        ))
-
-    def to_ndjson(self) -> str:
-        """The event trace as NDJSON."""
-        from ..events import to_ndjson
-
-        return to_ndjson(self.events())
-
-    def to_dag(self) -> dict[str, Any]:
-        """DAG JSON with ``fired`` marked on the edges this run took."""
-        return to_dag(self._run.plan, self.history)
-
-    def inspect(self, step: int | Step) -> Any:
-        """One step seen whole (an :class:`~nbgraph.inspection.Inspection`): the state it saw, its
-        update as a diff, every edge out of its node with its condition's value, tokens, cost,
-        time, LLM messages. ``step`` is a step number or a record of ``history``; no node runs."""
-        from ..inspection import inspect_step
-
-        return inspect_step(self, step)
-
-    def replay(self) -> Any:
-        """The run as frames to scrub through (a :class:`~nbgraph.replay.Replay`); no node runs."""
-        from ..replay import Replay
-
-        return Replay.from_result(self)
-
-    def problems(self) -> list[Any]:
-        """Conditions, maps and routers that raised, and nodes no edge out of matched, in this run."""
-        from ..inspection import run_problems
-
-        return run_problems(self)
-
-    def __repr__(self) -> str:
-        reason = f" ({self.reason})" if self.reason else ""
-        return f"<RunResult {self.outcome}{reason}: {self._run.recorded} steps, thread {self.thread!r}>"
+__all__ = ["Run"]
 
 
 class Run:
@@ -187,7 +83,7 @@ class Run:
         """A run that continues ``thread`` from its latest checkpoint, with ``answer`` for
         its open pause (``pause`` names it); it holds the thread's lease from now on."""
         store = store_for(plan, checkpointer)
-        run = cls(plan, thread=thread, checkpointer=store, **options)
+        run = cls(plan, RESTORED, thread=thread, checkpointer=store, **options)
         run._claim = False
         persistence = run._walker.persistence
         persistence.take_lease(force=force)  # before reading, so what is read is what this run continues

@@ -61,7 +61,10 @@ if TYPE_CHECKING:
     from ..checkpoint.base import Checkpointer
     from ..pauses import Pause
 
-__all__ = ["Walker"]
+__all__ = ["RESTORED", "Walker"]
+
+RESTORED: Any = object()
+"""The input of a run that continues a thread: its state comes from the checkpoint."""
 
 _LOOP_TURN_INTERVAL = 0.02
 """Seconds a live run may hold the event loop between steps."""
@@ -91,7 +94,8 @@ class Walker:
         self.meter = Meter(budget)
         self.pauses = Pauses()
         self.persistence = Persistence(self, store)
-        self.root = Level(plan, values=plan.schema.initial(input))
+        # (A run restored from a checkpoint gets its state from there: no input to check.)
+        self.root = Level(plan, values={} if input is RESTORED else plan.schema.initial(input))
         self.input: dict[str, Any] | None = self.root.values
         self.earlier = 0
         """How many of the thread's records come before ``history`` (read on demand)."""
