@@ -236,6 +236,8 @@ def test_branches_pauses_and_a_sub_graph_frame(lab, page):
     panel.locator("button.release-search").click()
 
     page.wait_for_function(f"() => {live}.dataset.state === 'done'", timeout=TIMEOUT)
+    # The last cell prints the result: JupyterLab draws only the cells near the viewport.
+    page.evaluate("() => { const nb = window.jupyterapp.shell.currentWidget.content; nb.scrollToItem(nb.widgets.length - 1); }")
     output = panel.locator('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stdout"]', has_text="RESULT")
     output.wait_for(timeout=TIMEOUT)
     # Both answers, in branch order (Kyoto's first) though Oslo's was given first.
