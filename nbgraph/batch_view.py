@@ -54,6 +54,8 @@ class BatchView(anywidget.AnyWidget):
     (runs ended a second), elapsed, finished, stopped."""
     edges = traitlets.Dict().tag(sync=True)
     """``"source→target"`` -> how many runs took the edge (once per run)."""
+    stoppable = traitlets.Bool(False).tag(sync=True)
+    """The view follows a batch it can stop: it shows **Stop** until the batch ends."""
     compared = traitlets.Dict().tag(sync=True)
     """In compare mode: ``edges`` (``"source→target"`` -> ``{"a": runs, "b": runs}``), ``rows``
     (the inputs that changed: id, changed, path, outcome and cost of each side), ``total``."""
@@ -64,6 +66,7 @@ class BatchView(anywidget.AnyWidget):
         self._ids: dict[str, list[Any]] = {}
         self._sides: dict[str, dict[str, list[Any]]] = {}
         self._progress: Any = None
+        self._batch: Any = None
         self._unsubscribe: Any = None
         self._interval = 0.1
         self._last = float("-inf")
@@ -86,6 +89,8 @@ class BatchView(anywidget.AnyWidget):
         >>> view = BatchView.for_batch(Batch(g, inputs))   # doctest: +SKIP
         """
         view = cls(batch.graph)
+        view._batch = batch
+        view.stoppable = True
         view.watch(batch.progress, max_rate=max_rate)
         return view
 
@@ -201,7 +206,9 @@ class BatchView(anywidget.AnyWidget):
             self.send({"type": "error", "message": str(exc)})
 
     def handle(self, content: Any) -> dict[str, Any]:
-        """Answer one message from the view: ``{"type": "inputs", "edge": key}`` asks which inputs took an edge.
+        """Answer one message from the view: ``{"type": "inputs", "edge": key}`` asks which inputs took an
+        edge; ``{"type": "stop"}`` stops the batch (no run starts, those under way end ``aborted``,
+        resumable: the same batch called again goes on).
 
         Raises ValueError for a malformed message.
         """
@@ -210,8 +217,14 @@ class BatchView(anywidget.AnyWidget):
         kind = content["type"]
         if kind == "hello":
             return {"type": "hello"}
+        if kind == "stop":
+            if self._batch is None:
+                raise ValueError("this view follows no batch it can stop")
+            self._batch.stop("stopped from the view")
+            self.stoppable = False
+            return {"type": "stopped"}
         if kind != "inputs":
-            raise ValueError(f"the batch view sent an unknown message type {kind!r}; expected 'inputs' or 'hello'")
+            raise ValueError(f"the batch view sent an unknown message type {kind!r}; expected 'inputs', 'stop' or 'hello'")
         key = content.get("edge")
         if not isinstance(key, str):
             raise ValueError(f"an 'inputs' message needs the edge's key ('source\u2192target'), got {key!r}")

@@ -65,7 +65,10 @@ def build(log: str, block: str | None = None) -> Graph:
         if block is not None:
             marker = Path(block, str(state.n))
             if not marker.exists():
-                marker.write_text(str(os.getpid()))
+                # Written whole, then renamed: the test reads a marker only once it holds the pid.
+                partial = Path(block, f".{state.n}.partial")
+                partial.write_text(str(os.getpid()))
+                partial.rename(marker)
                 await asyncio.Event().wait()
         if state.n == 3:
             raise RuntimeError("three is not allowed")
@@ -136,11 +139,11 @@ async def test_a_worker_killed_mid_run_is_retried_and_each_input_continues_from_
     try:
         # Every input waits inside `work`, in the one worker, after its first step's checkpoint.
         for _ in range(POLLS):
-            if len(list(blocked.iterdir())) == len(inputs):
+            if len(list(blocked.glob('[!.]*'))) == len(inputs):
                 break
             await asyncio.sleep(POLL)
-        pids = {marker.read_text() for marker in blocked.iterdir()}
-        assert len(pids) == 1, f"the inputs did not all reach the worker: {sorted(p.name for p in blocked.iterdir())}"
+        pids = {marker.read_text() for marker in blocked.glob('[!.]*')}
+        assert len(pids) == 1, f"the inputs did not all reach the worker: {sorted(p.name for p in blocked.glob('[!.]*'))}"
         os.kill(int(pids.pop()), signal.SIGKILL)
         rows = await asyncio.wait_for(running, 120)
     finally:

@@ -9,7 +9,8 @@ import pydantic
 from nbgraph import END, START, Batch, Graph, compare
 from nbgraph.batch_view import BatchView
 
-from turns import within
+import pytest
+from turns import wait_until, within
 
 
 class Numbers(pydantic.BaseModel):
@@ -116,8 +117,31 @@ async def test_an_edge_asked_for_lists_the_inputs_that_took_it_through_the_view_
     assert replies[1] == {"type": "inputs", "edge": "odd\u2192even", "ids": [], "count": 0}
     assert replies[2] == {"type": "error", "message": "an 'inputs' message needs the edge's key ('source\u2192target'), got None"}
     assert replies[3] == {
-        "type": "error", "message": "the batch view sent an unknown message type 'pan'; expected 'inputs' or 'hello'",
+        "type": "error", "message": "the batch view sent an unknown message type 'pan'; expected 'inputs', 'stop' or 'hello'",
     }
+
+
+async def test_stop_in_the_view_starts_no_more_runs_and_ends_those_under_way_resumable(tmp_path):
+    from nbgraph import SQLiteCheckpointer
+
+    gate = {n: asyncio.Event() for n in range(6)}
+    store = SQLiteCheckpointer(tmp_path / "runs.db")
+    inputs = {f"i{n}": {"n": n} for n in range(6)}
+    batch = Batch(routed(gate=gate), inputs, concurrency=2, checkpointer=store, batch="b", progress=False, table="rows")
+    view = BatchView.for_batch(batch)
+    assert view.stoppable
+    task = asyncio.ensure_future(batch.run())
+    await wait_until(lambda: batch.progress.running == 2)
+    assert view.handle({"type": "stop"}) == {"type": "stopped"}
+    rows = await within(task)
+    assert [row.outcome for row in rows].count("aborted") == 2  # the two under way
+    assert not any(row.outcome == "done" for row in rows) and not view.stoppable
+    for event in gate.values():
+        event.set()
+    again = await within(Batch(routed(gate=gate), inputs, checkpointer=store, batch="b", progress=False, table="rows").run())
+    assert [row.outcome for row in again] == ["done"] * 6  # the same batch again goes on
+    with pytest.raises(ValueError, match="follows no batch it can stop"):
+        BatchView(routed()).handle({"type": "stop"})
 
 
 async def test_a_comparison_draws_the_edges_each_version_took_and_lists_the_inputs_that_changed():

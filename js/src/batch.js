@@ -49,7 +49,13 @@ function render({ model, el }) {
   const title = h("span", "nbg-title");
   const status = h("div", "nbg-status nbg-batch-counts");
   status.setAttribute("role", "status");
-  header.append(title, status);
+  const stop = h("button", "nbg-button nbg-stop nbg-batch-stop", "Stop");
+  stop.title = "Start no more runs and stop those under way (aborted, resumable: the same batch again goes on)";
+  stop.addEventListener("click", () => {
+    stop.disabled = true;
+    model.send({ type: "stop" });
+  });
+  header.append(title, status, stop);
   const body = h("div", "nbg-body");
   const canvas = h("div", "nbg-canvas");
   const side = h("div", "nbg-batch-side");
@@ -173,6 +179,7 @@ function render({ model, el }) {
     root.dataset.ended = String(counts.ended || 0);
     root.dataset.total = String(counts.total || 0);
     root.dataset.finished = String(Boolean(counts.finished));
+    stop.hidden = !model.get("stoppable") || Boolean(counts.finished);
   }
 
   function paintCompare() {
@@ -279,6 +286,7 @@ function render({ model, el }) {
   model.on("change:counts", paint);
   model.on("change:edges", paint);
   model.on("change:compared", paint);
+  model.on("change:stoppable", paint);
   model.on("change:mode", drawDag);
   model.on("msg:custom", onMessage);
   drawDag();
@@ -287,6 +295,7 @@ function render({ model, el }) {
     model.off("change:counts", paint);
     model.off("change:edges", paint);
     model.off("change:compared", paint);
+    model.off("change:stoppable", paint);
     model.off("change:mode", drawDag);
     model.off("msg:custom", onMessage);
   };

@@ -91,3 +91,20 @@ def test_a_batch_s_counts_route_histogram_and_an_edge_s_inputs(lab, page):
     assert fills[0] != fills[1] and fills[1] == view.evaluate("e => getComputedStyle(e).backgroundColor")
     view.screenshot(path=str(ARTIFACTS / "batch-view-dark.png"))
     compared.screenshot(path=str(ARTIFACTS / "batch-compare-dark.png"))
+
+
+def test_stop_in_the_batch_view(lab, page):
+    panel = run_all(page, lab, "batch_stop.ipynb")
+    cells = panel.locator(".jp-Notebook .jp-Cell")
+
+    # Stop: no run starts any more, the two under way end aborted (resumable), the rest are skipped.
+    held = cells.nth(1).locator(".nbg-root.nbg-batch")
+    held.wait_for(timeout=TIMEOUT)
+    stop = held.locator("button.nbg-batch-stop")
+    stop.wait_for(timeout=TIMEOUT)
+    stop.click()
+    held.locator(".nbg-pill.nbg-state-aborted").wait_for(timeout=TIMEOUT)
+    assert stop.is_hidden()
+    output = cells.nth(1).locator('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stdout"]', has_text="HELD")
+    output.wait_for(timeout=TIMEOUT)
+    assert output.inner_text().strip() == "HELD [('aborted', 2), ('skipped', 10)]"
