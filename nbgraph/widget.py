@@ -251,12 +251,8 @@ class GraphView(anywidget.AnyWidget):
         if not 0 <= step <= top:
             raise ValueError(f"the run has steps 0 to {top} to fork from, not {step}")
         run = graph.start_fork(source, step=step, update=update, checkpointer=store, display=False)
-        before = old if old is not None else None
-        self.previous = {
-            "thread": _run_thread(source), "step": step,
-            "visits": dict(before._visits) if before else dict(self.visits),
-            "fired": {edge_key(*edge): n for edge, n in before._fired.items()} if before else dict(self.fired),
-        }
+        thread = source if isinstance(source, str) else source.thread
+        self.previous = {"thread": thread, "step": step, "visits": dict(self.visits), "fired": dict(self.fired)}
         if old is not None and not old.run.done:
             old.detach()
             old.run.cancel()  # it waited for a person; its fork goes on instead
@@ -266,7 +262,7 @@ class GraphView(anywidget.AnyWidget):
         self._replay = None
         self.problems = []
         self._bind(run, seen=0)  # the shared steps first, then the fork's own
-        self.observer.note(f"fork of {self.previous['thread']} after step {step}: steps up to {step} are reused, nothing before runs again")
+        self.observer.note(f"fork of {thread} after step {step}: steps up to {step} are reused, nothing before runs again")
         return run
 
     def current_graph(self) -> Any:
@@ -427,10 +423,6 @@ def node_redefined(name: str, fn: Any, graphs: set[str]) -> list[str]:
         observer.note(f"node {name}: new code from the re-run cell, from its next call on")
         swapped.append(run.thread)
     return swapped
-
-
-def _run_thread(source: Any) -> str:
-    return source if isinstance(source, str) else source.thread
 
 
 def _shown_breakpoints(graph: Any, builder: Any) -> Any:
