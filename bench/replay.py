@@ -108,7 +108,7 @@ def main() -> None:
 
 def slider_message(steps: int) -> None:
     """What a view's step slider is sent at the end of a long run: its frames, packed."""
-    from nbgraph.widget import _compact
+    from nbgraph._observer import pack_frames
 
     g = Graph("cycle", max_steps=steps, max_same_node=steps)
     g.add_node("a", lambda s: {"n": s.get("n", 0) + 1})
@@ -119,7 +119,7 @@ def slider_message(steps: int) -> None:
     g.add_edge("b", END)
     frames = g.invoke({}).replay()
     assert len(frames) == steps + 1
-    packed = json.dumps(_compact(frames), separators=(",", ":"))
+    packed = json.dumps(pack_frames(frames), separators=(",", ":"))
     assert json.loads(packed)["rows"][-1][0] == steps
     print(f"the slider's frames of a {steps:,}-step run: one message of {len(packed) / 1e6:.2f} MB "
           f"({len(packed) / steps:.0f} bytes a frame)")

@@ -187,7 +187,7 @@ class GraphMagics(Magics):
             print(f"warning: {warning.message}", file=sys.stderr)
         # A Run already going keeps its own compiled copy of the previous definition.
         self._ns[args.name] = graph
-        from .widget import graph_redefined
+        from ._redefined import graph_redefined
 
         for thread in graph_redefined(graph):
             print(f"run {thread} of {args.name} waits: its view offers to fork it onto this definition")
@@ -324,7 +324,7 @@ class GraphMagics(Magics):
             graph.add_node(name, fn, replace=True, **options)
             names.add(graph.name)
         if names:
-            from .widget import node_redefined
+            from ._redefined import node_redefined
 
             for thread in node_redefined(name, fn, names):
                 print(f"node {name}: its new code is swapped into run {thread}, which waits (from the node's next call on)")

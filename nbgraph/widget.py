@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import json
 import warnings
-import weakref
 from pathlib import Path
 from typing import Any
 
 import anywidget
 import traitlets
 
-from ._observer import Browser, RunObserver, edge_key, exit_line, place
+from ._observer import Browser, RunObserver, edge_key, exit_line, pack_frames, place
+from ._redefined import graph_redefined, latest_definition, node_redefined, run_views
 from .errors import NbgraphError
 from .export import to_dag, to_mermaid
 
@@ -67,7 +67,7 @@ class GraphView(anywidget.AnyWidget):
     costs = traitlets.Dict().tag(sync=True)
     """node path -> ``{"tokens", "cost"}`` its steps have used so far (nodes that used some)."""
     frames = traitlets.Dict().tag(sync=True)
-    """The run's replay frames for the step slider, packed (see ``_compact``): each frame as
+    """The run's replay frames for the step slider, packed (see ``pack_frames``): each frame as
     what changed since the one before: step, path, branch, error, and the new counts of the
     visits and fired edges it changed (never the state: the inspector asks for a step's).
     Empty until a run has ended."""
@@ -110,7 +110,7 @@ class GraphView(anywidget.AnyWidget):
             self.observer.detach()
         self.observer = RunObserver(self, run, max_rate=self._max_rate, carry=carry, seen=seen)
         self.can_fork = run.checkpointer is not None
-        _RUN_VIEWS.add(self)
+        run_views.add(self)
 
     @classmethod
     def replay(cls, source: Any, graph: Any = None, *, checkpointer: Any = None) -> GraphView:
@@ -147,7 +147,7 @@ class GraphView(anywidget.AnyWidget):
     def show_frames(self, frames: Any) -> None:
         """Give the slider these replay frames (sent as changes from frame to frame, no state)."""
         self._replay = frames
-        self.frames = _compact(frames)
+        self.frames = pack_frames(frames)
 
     def __repr__(self) -> str:
         # Deterministic (no memory address), so saved notebooks compare cleanly.
@@ -268,8 +268,7 @@ class GraphView(anywidget.AnyWidget):
     def current_graph(self) -> Any:
         """The view's graph as defined now: the latest ``%%graph`` cell of its name, or the
         ``Graph`` it was made from (which ``g.add_edge`` and friends change in place)."""
-        latest = _DEFINED.get(self._graph_name)
-        graph = latest() if latest is not None else None
+        graph = latest_definition(self._graph_name)
         return graph if graph is not None else self._builder
 
     def _resume(self, pause_id: str, value: Any) -> bool:
@@ -386,45 +385,6 @@ class GraphView(anywidget.AnyWidget):
         return on
 
 
-_RUN_VIEWS: weakref.WeakSet[GraphView] = weakref.WeakSet()
-"""Views bound to a run, for the cells that change a graph while its run waits."""
-_DEFINED: dict[str, weakref.ref[Any]] = {}
-"""The latest ``%%graph`` definition of each name: what "the graph as defined now" is."""
-
-
-def graph_redefined(graph: Any) -> list[str]:
-    """A ``%%graph`` cell defined ``graph`` anew: runs of it that wait for a person are
-    offered a fork onto it. Returns their threads."""
-    _DEFINED[graph.name] = weakref.ref(graph)
-    offered = []
-    for view in list(_RUN_VIEWS):
-        run = view.observer.run if view.observer is not None else None
-        if run is None or run.done or not run.pending or run.plan.name != graph.name or run.checkpointer is None:
-            continue
-        step = run.step
-        view.redefined = {
-            "graph": graph.name, "step": step,
-            "note": f"graph {graph.name!r} was redefined while this run waits: fork it after step {step} onto the new definition",
-        }
-        offered.append(run.thread)
-    return offered
-
-
-def node_redefined(name: str, fn: Any, graphs: set[str]) -> list[str]:
-    """A ``%%node`` cell defined node ``name`` anew: runs of ``graphs`` that wait for a person
-    take the new code from the node's next call (hot swap). Returns their threads."""
-    swapped = []
-    for view in list(_RUN_VIEWS):
-        observer = view.observer
-        run = observer.run if observer is not None else None
-        if run is None or run.done or not run.pending or run.plan.name not in graphs or name not in run.plan.nodes:
-            continue
-        run.replace_node(name, fn)
-        observer.note(f"node {name}: new code from the re-run cell, from its next call on")
-        swapped.append(run.thread)
-    return swapped
-
-
 def _shown_breakpoints(graph: Any, builder: Any) -> Any:
     """The breakpoints a view draws: its plan's (sub-graphs' own included), or those the
     graph declared while it cannot compile yet."""
@@ -476,37 +436,6 @@ def _node_paths(dag: dict[str, Any], prefix: str = "") -> set[str]:
         if node.get("graph"):
             paths |= _node_paths(node["graph"], path + "/")
     return paths
-
-
-def _compact(frames: Any) -> dict[str, Any]:
-    """Replay frames as the slider takes them, packed: each frame a row of only the counts it
-    changed, every path and edge named once (a 10,000-step run's frames make one message
-    of a few hundred kilobytes).
-
-    ``{"names": [path or edge key, ...], "rows": [[step, path, branch, error, visits, fired]]}``
-    where ``path`` indexes ``names`` (None for frame 0, the input) and ``visits`` / ``fired``
-    are flat ``[name index, count, ...]`` lists.
-    """
-    names: list[str] = []
-    index: dict[str, int] = {}
-
-    def name(text: str) -> int:
-        at = index.get(text)
-        if at is None:
-            at = index[text] = len(names)
-            names.append(text)
-        return at
-
-    rows: list[list[Any]] = []
-    visits: Any = {}
-    fired: Any = {}
-    for frame in frames.frames:
-        changed_visits = [x for k, v in frame.visits.items() if visits.get(k) != v for x in (name(k), v)]
-        changed_fired = [x for k, v in frame.fired.items() if fired.get(k) != v for x in (name(edge_key(*k)), v)]
-        path = None if frame.path is None else name(frame.path)
-        rows.append([frame.step, path, frame.branch, frame.error, changed_visits, changed_fired])
-        visits, fired = frame.visits, frame.fired
-    return {"names": names, "rows": rows}
 
 
 def graph_mimebundle(graph: Any) -> dict[str, Any]:

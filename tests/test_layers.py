@@ -23,8 +23,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("the engine", {"nbgraph.engine", "nbgraph.engine.*", "nbgraph._timeline", "nbgraph.inspection", "nbgraph.inspection.*", "nbgraph.replay"}),
     ("models and tools", {"nbgraph.llm", "nbgraph.llm.*"}),
     ("batches", {"nbgraph.batch", "nbgraph.batch.*"}),
-    ("the builder and the language", {"nbgraph.compiler", "nbgraph.graph", "nbgraph.dsl", "nbgraph.dsl.*", "nbgraph.prebuilt", "nbgraph.prebuilt.heartbeat", "nbgraph"}),
-    ("the notebook layer", {"nbgraph._display", "nbgraph._observer", "nbgraph.widget", "nbgraph.batch_view", "nbgraph.magics"}),
+    ("the builder and the language", {"nbgraph.compiler", "nbgraph.graph", "nbgraph._running", "nbgraph.dsl", "nbgraph.dsl.*", "nbgraph.prebuilt", "nbgraph.prebuilt.heartbeat", "nbgraph"}),
+    ("the notebook layer", {"nbgraph._display", "nbgraph._observer", "nbgraph._redefined", "nbgraph.widget", "nbgraph.batch_view", "nbgraph.magics"}),
 ]
 
 LAZY_UPWARD = {
