@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import subprocess
 import sys
 import time
 
@@ -33,6 +32,8 @@ import openai  # noqa: E402
 
 from nbgraph import END, START, Graph, MessagesState, OpenAIModel, llm_node  # noqa: E402
 from nbgraph.llm import UserMessage  # noqa: E402
+
+from llm import start_server  # noqa: E402  (bench/llm.py: the tests' OpenAI-compatible server)
 
 SYSTEM = "You are a benchmark."
 QUESTION = "Answer briefly."
@@ -125,20 +126,6 @@ async def part_one(runs: int, concurrency: int, rounds: int) -> None:
     per_batch, per_pool = min(times["batch0"]) / len(many) * 1e6, min(times["pool0"]) / len(many) * 1e6
     print(f"   engine time per run ({len(many):,} runs, the node awaiting nothing): g.abatch {per_batch:.0f} us, g.ainvoke from {concurrency} tasks "
           f"{per_pool:.0f} us ({(per_batch / per_pool - 1) * 100:+.0f}%)")
-
-
-def start_server(tokens: int) -> tuple[subprocess.Popen[str], str]:
-    server = subprocess.Popen(
-        [sys.executable, os.path.join(HERE, "..", "tests", "openai_server.py"), "--port", "0", "--tokens", str(tokens)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    line = server.stdout.readline().split()
-    if not line or line[0] != "READY":
-        server.kill()
-        raise RuntimeError(f"the benchmark server did not start: {line}")
-    return server, line[1]
 
 
 async def part_two(calls: int, concurrency: int, rounds: int, tokens: int) -> None:
