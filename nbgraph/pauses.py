@@ -1,13 +1,16 @@
-"""Pauses for a person: input requests, approvals and breakpoints, and how answers are read.
+"""Pauses for a person: input requests, approvals, breakpoints and budget raises, and how
+answers are bound to them and read.
 
 A pause has an id. Answers name that id, so an answer meant for a pause that has
-already been answered, or that belongs to an earlier run, is ignored rather than
-applied to the wrong question.
+already been answered, or that belongs to an earlier run, is refused (or, for a live
+run's ``respond``, ignored) rather than applied to the wrong question: :func:`bind`
+holds the one rule every way of answering follows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 import pydantic
@@ -15,7 +18,8 @@ import pydantic
 from .errors import ResumeError
 
 __all__ = [
-    "Approval", "BREAK_ANSWERS", "BudgetFigures", "Pause", "Rerun", "read_approval", "read_break", "read_budget", "read_input",
+    "Approval", "BREAK_ANSWERS", "BudgetFigures", "Pause", "Rerun", "answers_by_id", "bind", "read_answer",
+    "answered_in", "describe", "read_approval", "read_break", "read_budget", "read_input",
 ]
 
 BREAK_ANSWERS = ("continue", "step", "stop")
@@ -177,3 +181,101 @@ def read_input(pause: Pause, answer: Any) -> Any:
             f"{answer!r} is not one of the options for {pause.prompt!r}: {', '.join(map(repr, pause.options))}"
         )
     return answer
+
+
+def read_answer(pause: Pause, answer: Any) -> Any:
+    """Check ``answer`` against what ``pause`` takes, in the form the engine applies it.
+
+    Raises:
+        ResumeError: the answer does not fit the pause.
+    """
+    if pause.kind == "approval":
+        return read_approval(answer)
+    if pause.kind == "breakpoint":
+        return read_break(answer)
+    if pause.kind == "budget":
+        return read_budget(pause, answer)
+    return read_input(pause, answer)
+
+
+_PAUSE_ID = re.compile(r"[0-9a-f]{32}")
+"""What ``Pause.id`` looks like (``names.new_id()``)."""
+
+
+def answers_by_id(answer: Any) -> bool:
+    """Whether ``answer`` is a mapping of pause ids to answers: a mapping with a key shaped
+    like a pause id (32 hex digits)."""
+    return isinstance(answer, Mapping) and any(isinstance(key, str) and _PAUSE_ID.fullmatch(key) for key in answer)
+
+
+def bind(
+    open_: Iterable[Pause], answer: Any, pause_id: str | None, *, thread: str, story: Callable[[str], str | None]
+) -> dict[str, Any]:
+    """Bind an answer to the pause it is for; the answers by pause id.
+
+    The one rule every way of answering follows (``g.resume``, ``run.answer``, a view's
+    click goes through ``run.respond(pause.id, ...)``):
+
+    - with ``pause_id``, ``answer`` is that pause's answer, whatever its shape;
+    - a mapping keyed by pause ids (:func:`answers_by_id`) answers each pause it names,
+      some or all of those open;
+    - any other answer is the answer to the one open pause; with several open it is
+      refused, since it cannot say which.
+
+    An answer is never applied to a pause it does not name: an id that is not open is
+    refused with that pause's story (answered already, and with what, where ``story``
+    knows; otherwise not a pause of this thread). To give an input an answer that is
+    itself a mapping keyed by such ids, name the pause with ``pause_id``.
+
+    Raises:
+        ResumeError: the answer names a pause that is not open, or cannot say which.
+    """
+    open_ = {pause.id: pause for pause in open_}
+    if pause_id is not None:
+        given = {pause_id: answer}
+    elif answers_by_id(answer):
+        given = dict(answer)
+    elif len(open_) > 1:
+        raise ResumeError(
+            f"thread {thread!r} waits for {len(open_)} answers; give them by pause id, "
+            f"g.resume({thread!r}, {{pause_id: answer, ...}}). Open now: {describe(open_.values())}"
+        )
+    else:
+        return {pause.id: answer for pause in open_.values()}
+    closed = [key for key in given if key not in open_]
+    if closed:
+        said = "; ".join(_not_open(key, story, thread) for key in closed)
+        raise ResumeError(f"{said}. Nothing was answered. Open now: {describe(open_.values()) or 'none'}")
+    return given
+
+
+def _not_open(key: Any, story: Callable[[str], str | None], thread: str) -> str:
+    if not isinstance(key, str) or not _PAUSE_ID.fullmatch(key):
+        return f"{key!r} is not a pause id (answer pauses by their pause.id)"
+    told = story(key)
+    if told is not None:
+        return f"pause {key!r} is not open: it was {told}"
+    return f"pause {key!r} is not a pause of thread {thread!r} (it belongs to another run or thread)"
+
+
+def describe(pauses: Iterable[Pause]) -> str:
+    """The pauses, for a message: each id, node and prompt."""
+    return "; ".join(f"{p.id!r} at node {p.node!r} ({p.prompt!r})" for p in pauses)
+
+
+def answered_in(records: Iterable[Any], pause_id: str) -> str | None:
+    """How ``pause_id`` was answered (``"answered already, with 'yes', at node ..."``), read
+    from step records (their ``resume`` events); None if no record of these answered it."""
+    for record in records:
+        for event in (*record.events, *record.approval_events):
+            if event.type == "resume" and event.pause_id == pause_id:
+                where = f"node {record.path!r}" + (f" in branch {record.branch!r}" if record.branch else "")
+                return f"answered already, {_shown(event.answer)}, at {where} (step {record.step})"
+    return None
+
+
+def _shown(answer: Any) -> str:
+    if isinstance(answer, Mapping) and set(answer) == {"approved", "update"}:  # an Approval, as events keep it
+        verdict = "approved" if answer["approved"] else "denied"
+        return f"{verdict} with an edit" if answer["update"] else verdict
+    return f"with {answer!r:.200}"

@@ -574,18 +574,22 @@ def test_a_duplicated_or_stale_answer_is_refused_naming_the_open_pause(tmp_path)
     with pytest.raises(ResumeError) as info:
         two_approvals().resume(first, True)
     assert str(info.value) == (
-        f"pause {first.pending.id!r} is not open on thread 't6': it was answered already, or belongs to another run. "
-        f"Open now: {open_now.id!r} at node 'publish' (\"Approve the result of 'publish'?\")"
+        f"pause {first.pending.id!r} is not open: it was answered already, approved, at node 'draft' (step 1). "
+        f"Nothing was answered. Open now: {open_now.id!r} at node 'publish' (\"Approve the result of 'publish'?\")"
     )
-    with pytest.raises(ResumeError, match=r"^pause 'stale-id' is not open on thread 't6': it was answered already"):
+    with pytest.raises(ResumeError, match=r"^'stale-id' is not a pause id \(answer pauses by their pause.id\)"):
         two_approvals().resume("t6", True, pause="stale-id", checkpointer=store)
     kept = store.get("t6")
     assert (kept.step, kept.status, kept.pending.id) == (2, "interrupted", open_now.id)
 
     done = two_approvals().resume("t6", True, pause=open_now.id, checkpointer=store)
     assert (done.outcome, done.state["published"]) == ("done", "draft")
-    with pytest.raises(ResumeError, match=r"^thread 't6' already finished \(done\); fork it to run again$"):
+    with pytest.raises(ResumeError) as info:
         two_approvals().resume(second, True)
+    assert str(info.value) == (
+        f"thread 't6' already finished (done); pause {open_now.id!r} was answered already, approved, at node 'publish' "
+        "(step 2); fork it to run again"
+    )
     store.close()
 
 

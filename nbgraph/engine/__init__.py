@@ -68,8 +68,10 @@ def reopen(
     plan: Plan, run_or_thread: Any, answer: Any = None, *, pause: str | None = None, checkpointer: Any = None, **options: Any
 ) -> Run:
     """A run that continues ``run_or_thread`` (a thread id, a ``Run`` or its result), holding its lease."""
+    from ..pauses import answers_by_id
+
     thread, store, pauses = _where(plan, run_or_thread, checkpointer)
-    if pause is None and answer is not None and len(pauses) == 1:
+    if pause is None and answer is not None and len(pauses) == 1 and not answers_by_id(answer):
         pause = pauses[0].id  # the answer is for the pause the caller saw
     return Run.resume(plan, thread, answer, pause=pause, checkpointer=store, **options)
 

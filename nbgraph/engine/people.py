@@ -84,19 +84,12 @@ class Pauses:
         pause, future = entry
         if future.done():
             return False
-        from ..pauses import read_approval, read_break, read_budget, read_input
+        from ..pauses import read_answer
 
         check_storable(value, pause)
-        if pause.kind == "approval":
-            value = read_approval(value)
-            if value.update:
-                check_update(value.update, pause.node)
-        elif pause.kind == "breakpoint":
-            value = read_break(value)
-        elif pause.kind == "budget":
-            value = read_budget(pause, value)
-        else:
-            value = read_input(pause, value)
+        value = read_answer(pause, value)
+        if pause.kind == "approval" and value.update:
+            check_update(value.update, pause.node)
         del self.open[pause_id]
         future.get_loop().call_soon_threadsafe(_settle, future, value)
         return True

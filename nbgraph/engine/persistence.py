@@ -278,9 +278,8 @@ def open_thread(
 ) -> tuple[Checkpoint, tuple[tuple[Pause, Any], ...]]:
     """The checkpoint to resume ``thread`` from, and the answers to its open pauses.
 
-    An answer is bound to the pause it answers: ``pause_id`` names it, and an answer
-    for a pause that is no longer open (a duplicate, or a stale one) is refused. When
-    several pauses are open, ``answer`` maps pause ids to answers (some or all).
+    An answer is bound to the pause it answers as :func:`nbgraph.pauses.bind` says; one
+    for a pause that is no longer open (a duplicate, or a stale one) is refused.
 
     Raises:
         ResumeError: nothing to resume, the run has finished, it was made by another
@@ -298,66 +297,66 @@ def open_thread(
             f"thread {thread!r} holds a run of graph {last.graph!r}, not {plan.name!r}; resume it with that graph, "
             f"or start from its state in this one with g.fork({thread!r}, step=...)"
         )
+    from ..pauses import bind, read_answer
+
+    story = lambda pid: _answered(store, thread, last, pid)  # noqa: E731
     if last.status in ("done", "denied"):
-        raise ResumeError(f"thread {thread!r} already finished ({last.status}); fork it to run again")
+        raise ResumeError(f"thread {thread!r} already finished ({last.status}){_told(answer, pause_id, story)}; fork it to run again")
     _check_nodes(plan, thread, last)
     if not last.pauses:
         if answer is not None or pause_id is not None:
             why = f" ({last.reason})" if last.reason else ""
             raise ResumeError(
-                f"thread {thread!r} is not waiting for an answer: it stopped {last.status}{why}; resume it without one"
+                f"thread {thread!r} is not waiting for an answer: it stopped {last.status}{why}"
+                f"{_told(answer, pause_id, story)}; resume it without one"
             )
         return last, ()
+    given = bind(last.pauses, answer, pause_id, thread=thread, story=story)
     open_ = {pause.id: pause for pause in last.pauses}
-    if pause_id is None and isinstance(answer, Mapping) and answer and set(answer) <= set(open_):
-        given = dict(answer)  # several pauses, answered by id
-    else:
-        if pause_id is not None and pause_id not in open_:
-            raise ResumeError(
-                f"pause {pause_id!r} is not open on thread {thread!r}: it was answered already, or belongs to "
-                f"another run. Open now: {_describe(last.pauses)}"
-            )
-        if pause_id is None and len(open_) > 1:
-            raise ResumeError(
-                f"thread {thread!r} waits for {len(open_)} answers; give them by pause id, "
-                f"g.resume({thread!r}, {{pause_id: answer, ...}}). Open now: {_describe(last.pauses)}"
-            )
-        pause = open_[pause_id] if pause_id is not None else last.pauses[0]
-        if answer is None and pause.kind == "breakpoint":
-            raise ResumeError(
-                f"thread {thread!r} is paused at the breakpoint {pause.at} {pause.path!r}; pass answer='continue' "
-                "(on to the next breakpoint), 'step' (pause before the next node) or 'stop'"
-            )
-        if answer is None and pause.kind == "budget":
-            raise ResumeError(
-                f"thread {thread!r} is paused before {pause.path!r}: {pause.prompt}; pass the raised limits, "
-                f"answer={{'tokens': ...}} (suggested: {pause.budget.suggested if pause.budget else {}}), or 'stop'"
-            )
-        if answer is None:
-            raise ResumeError(
-                f"thread {thread!r} is waiting for {'an approval' if pause.kind == 'approval' else 'input'} "
-                f"at node {pause.node!r} ({pause.prompt!r}); pass answer="
-            )
-        given = {pause.id: answer}
-    from ..pauses import read_approval, read_break, read_budget, read_input
-
     answered = []
     for pid, value in given.items():
         pause = open_[pid]
+        if value is None:
+            _ask_for_answer(thread, pause)
         check_storable(value, pause)
-        if pause.kind == "input":
-            answered.append((pause, read_input(pause, value)))
-        elif pause.kind == "breakpoint":
-            answered.append((pause, read_break(value)))
-        elif pause.kind == "budget":
-            answered.append((pause, read_budget(pause, value)))
-        else:
-            answered.append((pause, read_approval(value)))
+        answered.append((pause, read_answer(pause, value)))
     return last, tuple(answered)
 
 
-def _describe(pauses: tuple[Pause, ...]) -> str:
-    return "; ".join(f"{p.id!r} at node {p.node!r} ({p.prompt!r})" for p in pauses)
+def _told(answer: Any, pause_id: str | None, story: Any) -> str:
+    """What the thread says of the pauses an answer names, for a thread that waits for none."""
+    from ..pauses import answers_by_id
+
+    named = [pause_id] if pause_id is not None else list(answer) if answers_by_id(answer) else []
+    told = [f"pause {pid!r} was {said}" for pid in named if isinstance(pid, str) and (said := story(pid))]
+    return f"; {'; '.join(told)}" if told else ""
+
+
+def _ask_for_answer(thread: str, pause: Pause) -> None:
+    """A resume without an answer, of a thread that waits for one: say what to pass."""
+    if pause.kind == "breakpoint":
+        raise ResumeError(
+            f"thread {thread!r} is paused at the breakpoint {pause.at} {pause.path!r}; pass answer='continue' "
+            "(on to the next breakpoint), 'step' (pause before the next node) or 'stop'"
+        )
+    if pause.kind == "budget":
+        raise ResumeError(
+            f"thread {thread!r} is paused before {pause.path!r}: {pause.prompt}; pass the raised limits, "
+            f"answer={{'tokens': ...}} (suggested: {pause.budget.suggested if pause.budget else {}}), or 'stop'"
+        )
+    raise ResumeError(
+        f"thread {thread!r} is waiting for {'an approval' if pause.kind == 'approval' else 'input'} "
+        f"at node {pause.node!r} ({pause.prompt!r}); pass answer="
+    )
+
+
+def _answered(store: Checkpointer, thread: str, last: Checkpoint, pause_id: str) -> str | None:
+    """How the thread answered ``pause_id``: read from the steps of the superstep under way
+    (its finished branches), then from the thread's history. Only a refused answer asks."""
+    from ..pauses import answered_in
+
+    kept = [Step.from_json(record) for entry in last.settled for record in entry["records"]]
+    return answered_in(kept, pause_id) or answered_in(reversed(store.history(thread)), pause_id)
 
 
 def _check_nodes(plan: Plan, thread: str, last: Checkpoint) -> None:

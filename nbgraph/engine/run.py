@@ -216,8 +216,25 @@ class Run:
         return walker.pauses.respond(pause_id, value, lambda update, node: walker.plan.schema.apply(walker.values, update, node))
 
     def answer(self, value: Any) -> None:
-        """Answer the run's one open input request."""
-        self.respond(self._walker.pauses.only("input", self.thread, self.done).id, value)
+        """Answer the run's one open input request; or, given a mapping of pause ids to
+        answers, the pauses it names (the rule is :func:`nbgraph.pauses.bind`'s).
+
+        Raises:
+            ResumeError: the mapping names a pause that is not open; nothing was answered.
+        """
+        from ..pauses import answered_in, answers_by_id, bind
+
+        pauses = self._walker.pauses
+        if not answers_by_id(value):
+            self.respond(pauses.only("input", self.thread, self.done).id, value)
+            return
+        history = self._walker.full_history()
+        given = bind(
+            pauses.pending, value, None, thread=self.thread,
+            story=lambda pid: answered_in(reversed(history), pid) or "answered already, or belongs to another run",
+        )
+        for pause_id, answer in given.items():
+            self.respond(pause_id, answer)
 
     def approve(self, update: Mapping[str, Any] | None = None) -> None:
         """Approve the open approval, optionally correcting the state with ``update``."""
