@@ -10,22 +10,18 @@ test's own that is killed and started again on the same port, ``chattr +i``, and
 from __future__ import annotations
 
 import asyncio
-import errno
 import importlib.util
 import os
 import re
-import shutil
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import pydantic
 import pytest
-from redis_server import free_port
+from faults import RedisProcess, fill_up, tmpfs
 
 import nbgraph
 from nbgraph import (
@@ -48,56 +44,6 @@ SUBPROCESS_ENV = {**os.environ, "PYTHONPATH": str(Path(nbgraph.__file__).resolve
 
 
 # -- helpers ---------------------------------------------------------------------------
-
-
-@contextmanager
-def tmpfs(directory: Path, size: str) -> Iterator[Path]:
-    """A tmpfs of ``size`` mounted at ``directory`` for the block's duration."""
-    directory.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(directory)], check=True)
-    try:
-        yield directory
-    finally:
-        if subprocess.run(["umount", str(directory)], capture_output=True, check=False).returncode != 0:
-            # A SQLite connection kept by another thread (the lease renewer's) still holds a file.
-            subprocess.run(["umount", "-l", str(directory)], check=True)
-
-
-class RedisProcess:
-    """A non-persistent redis-server on a loopback port of its own that can be killed and
-    started again on the same port (coming back empty, as such a server does)."""
-
-    def __init__(self, directory: Path) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            raise RuntimeError("redis-server is not installed: apt-get install redis-server")
-        self.binary = binary
-        self.directory = directory
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process: subprocess.Popen[str] | None = None
-
-    def start(self) -> None:
-        process = self.process = subprocess.Popen(
-            [self.binary, "--bind", "127.0.0.1", "--port", str(self.port), "--save", "", "--appendonly", "no",
-             "--dir", str(self.directory)],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert process.stdout is not None
-        for line in process.stdout:  # the server's own "ready" line
-            if "Ready to accept connections" in line:
-                return
-        raise RuntimeError(f"redis-server exited with {process.wait()}")
-
-    def kill(self) -> None:
-        process, self.process = self.process, None
-        if process is None:
-            return
-        process.kill()
-        process.wait(timeout=10)
-        if process.stdout is not None:
-            process.stdout.close()
 
 
 @pytest.fixture
@@ -191,17 +137,6 @@ def test_a_full_disk_fails_the_run_keeps_the_last_checkpoint_and_a_resume_finish
             assert store.get("full").status == "done"
         finally:
             store.close()
-
-
-def fill_up(path: Path) -> None:
-    """Write to ``path`` until the disk has not one byte left (someone else's log, say)."""
-    with open(path, "ab", buffering=0) as out:
-        for chunk in (65536, 4096, 256, 1):
-            try:
-                while True:
-                    out.write(b"\0" * chunk)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC, exc
 
 
 def test_a_disk_left_full_to_the_last_byte_still_lets_the_thread_resume_once_room_is_made(tmp_path):

@@ -193,29 +193,40 @@ class LogStore:
                 "written after it; the thread was changed by another writer or lost steps (a restarted server?)",
                 store=self.name, thread=thread, step=step,
             )
-        if not replace:
-            writer.patches = []
+        # The writer's memory changes only once the write has landed: a write that fails
+        # leaves it describing what the store holds, for the next put to build on.
+        patches = writer.patches if replace else []
+        snapshot_bytes, delta_bytes = writer.snapshot_bytes, writer.delta_bytes
         snapshot = None
         if writer.values is None:
             # Nothing to diff against (a new writer): the state is written whole.
             snapshot = to_json(dict(checkpoint.state))
-            writer.snapshot_bytes, writer.delta_bytes = len(snapshot), 0
+            snapshot_bytes, delta_bytes = len(snapshot), 0
         else:
             patch = diff(writer.values, checkpoint.state)
             if patch:
                 text = to_json(patch)
-                writer.patches.append(text)
-                writer.delta_bytes += len(text)
-                if writer.delta_bytes >= max(writer.snapshot_bytes, MIN_SNAPSHOT_GAP):
+                patches = [*patches, text]
+                delta_bytes += len(text)
+                if delta_bytes >= max(snapshot_bytes, MIN_SNAPSHOT_GAP):
                     snapshot = to_json(dict(checkpoint.state))
-                    writer.snapshot_bytes, writer.delta_bytes = len(snapshot), 0
+                    snapshot_bytes, delta_bytes = len(snapshot), 0
         answers = None
         if (checkpoint.answers or writer.answers) and checkpoint.answers != writer.answers:  # (emptied counts)
             answers = to_json(dict(checkpoint.answers))
-        row = Row(step, _encode(checkpoint), "[" + ",".join(writer.patches) + "]", answers)
-        self._write(thread, row, replace=replace, snapshot=snapshot, lease=lease)
+        row = Row(step, _encode(checkpoint), "[" + ",".join(patches) + "]", answers)
+        try:
+            self._write(thread, row, replace=replace, snapshot=snapshot, lease=lease)
+        except BaseException:
+            # Whether a failed write landed is unknown (a server may have taken it and died
+            # before answering): the next put reads the thread back instead of guessing.
+            if lease is not None:
+                self._writers.pop(lease.token, None)
+            raise
         writer.step = step
         writer.values = checkpoint.state
+        writer.patches = patches
+        writer.snapshot_bytes, writer.delta_bytes = snapshot_bytes, delta_bytes
         if answers is not None:
             writer.answers = checkpoint.answers
 

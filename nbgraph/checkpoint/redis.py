@@ -3,7 +3,8 @@
 A thread's keys share one hash tag (``{prefix}:{thread}:...``), so a thread lives in
 one slot of a cluster and its writes run as one Lua script: the script checks the
 run's lease (redis-py's own lock, extended by its owner only) and that the step
-follows the stored one, then writes the row, and a snapshot when one is due. Data
+follows the stored one, then writes the row, and a snapshot when one is due. A write
+sent again after its reply was lost finds itself stored and counts as landed. Data
 never expires unless ``ttl`` asks it to. A server that cannot be reached after a
 few retries with backoff is a :class:`~nbgraph.CheckpointError` naming the URL.
 """
@@ -38,7 +39,11 @@ if ARGV[1] ~= '' then
     if holder ~= ARGV[1] then return 0 end
 end
 local head = redis.call('get', KEYS[6])
-if ARGV[7] == '0' and head and tonumber(head) >= tonumber(ARGV[2]) then return -1 end
+if ARGV[7] == '0' and head and tonumber(head) >= tonumber(ARGV[2]) then
+    -- The same write again (its reply was lost and the client retried): it has landed.
+    if tonumber(head) == tonumber(ARGV[2]) and redis.call('hget', KEYS[2], ARGV[2]) == ARGV[3] then return 1 end
+    return -1
+end
 if ARGV[7] == '0' and (not head) and ARGV[1] ~= '' and ARGV[2] ~= '0' then return -1 end
 redis.call('hset', KEYS[2], ARGV[2], ARGV[3])
 redis.call('hset', KEYS[3], ARGV[2], ARGV[4])

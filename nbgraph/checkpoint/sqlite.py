@@ -13,6 +13,7 @@ import os
 import sqlite3
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -70,16 +71,13 @@ _UPDATE_HELD = f"{_UPDATE} AND {_HOLDS}"
 _SNAPSHOT = "INSERT OR REPLACE INTO nbgraph_snapshots (thread, step, state) VALUES (?, ?, ?)"
 
 
-_BUSY_SECONDS = 30.0
-
-
-def _use_wal(conn: sqlite3.Connection) -> None:
+def _use_wal(conn: sqlite3.Connection, busy_timeout: float) -> None:
     """Put the file in WAL mode (it stays so: later connections find it set).
 
     Switching needs the file to itself, and SQLite answers "database is locked" at once
     instead of waiting while other processes open the same new file: wait here.
     """
-    deadline = time.monotonic() + _BUSY_SECONDS
+    deadline = time.monotonic() + busy_timeout
     pause = 0.001
     while True:
         try:
@@ -96,18 +94,25 @@ def _use_wal(conn: sqlite3.Connection) -> None:
 class SQLiteCheckpointer(LogStore):
     """Checkpoints in a SQLite database file, shared safely by several processes.
 
+    A file that cannot be opened for writing because its disk is full is still read:
+    its last good checkpoint, history and state, while every write is refused naming
+    the full disk.
+
     Args:
         path: the database file (created if missing).
         lease_ttl: seconds a run's lease lasts unless renewed (a live run renews it
             every third of that); a holder on this host whose process is gone loses
             it at once.
+        busy_timeout: seconds a write waits for another connection's write lock before
+            it fails (the run then ends ``failed``, resumable).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, lease_ttl: float = DEFAULT_TTL) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, lease_ttl: float = DEFAULT_TTL, busy_timeout: float = 30.0) -> None:
         super().__init__()
         self.path = os.fspath(path)
         self.name = f"SQLite store {self.path}"
         self.lease_ttl = lease_ttl
+        self.busy_timeout = busy_timeout
         self._local = threading.local()
         with self._failures("open"):
             conn = self._conn()
@@ -119,17 +124,54 @@ class SQLiteCheckpointer(LogStore):
                     f"{_FORMAT}); use a new file",
                     store=self.name,
                 )
-            with conn:
-                conn.executescript(_SCHEMA + f"PRAGMA user_version = {_FORMAT};")
+            if version != _FORMAT:  # (a file made by this version is not written to until a run writes)
+                with conn:
+                    conn.executescript(_SCHEMA + f"PRAGMA user_version = {_FORMAT};")
 
-    def _conn(self) -> sqlite3.Connection:
+    def _conn(self, *, write: bool = False) -> sqlite3.Connection:
+        """This thread's connection; for a write, a writable one if the disk has room again."""
         conn = getattr(self._local, "conn", None)
+        if conn is not None and write and getattr(self._local, "reader", False):
+            conn.close()
+            conn = None
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=_BUSY_SECONDS, isolation_level="DEFERRED")
-            _use_wal(conn)
-            conn.execute("PRAGMA synchronous=NORMAL")
-            self._local.conn = conn
+            conn = self._local.conn = self._connect()
         return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level="DEFERRED")
+        try:
+            _use_wal(conn, self.busy_timeout)
+            conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.OperationalError:
+            conn.close()
+            reader = self._reader()
+            if reader is None:
+                raise
+            self._local.reader = True
+            return reader
+        self._local.reader = False
+        return conn
+
+    def _reader(self) -> sqlite3.Connection | None:
+        """A read-only connection to a file that a full disk keeps from being opened.
+
+        Opening a WAL file creates its shared-memory index, which takes room on the disk.
+        With no write-ahead log beside the file (nobody has it open, and its last writer
+        folded the log in), the file alone holds every committed write, so it can be read
+        as an immutable file. None when that is not so.
+        """
+        wal = f"{self.path}-wal"
+        if not os.path.exists(self.path) or (os.path.exists(wal) and os.path.getsize(wal) > 0):
+            return None
+        try:
+            stat = os.statvfs(os.path.dirname(os.path.abspath(self.path)))
+        except OSError:
+            return None
+        if stat.f_bavail > 0:
+            return None  # not a full disk: the error is the file's own
+        uri = f"file:{urllib.parse.quote(os.path.abspath(self.path))}?immutable=1"
+        return sqlite3.connect(uri, uri=True, isolation_level="DEFERRED")
 
     @contextmanager
     def _failures(self, doing: str, thread: str | None = None, step: int | None = None) -> Iterator[None]:
@@ -141,7 +183,10 @@ class SQLiteCheckpointer(LogStore):
 
     def _error(self, doing: str, exc: sqlite3.Error, thread: str | None, step: int | None) -> CheckpointError:
         where = f" (thread {thread!r}" + (f", step {step}" if step is not None else "") + ")" if thread else ""
-        return CheckpointError(f"{self.name}: could not {doing}{where}: {_explain(exc)}", store=self.name, thread=thread, step=step)
+        why = _explain(exc)
+        if getattr(self._local, "reader", False):
+            why = f"the disk is full, so the file is open for reading only ({exc})"
+        return CheckpointError(f"{self.name}: could not {doing}{where}: {why}", store=self.name, thread=thread, step=step)
 
     # -- rows -------------------------------------------------------------------------
 
@@ -187,7 +232,7 @@ class SQLiteCheckpointer(LogStore):
         return self._one("SELECT parent, step FROM nbgraph_forks WHERE thread = ?", thread)
 
     def _link(self, thread: str, parent: str, step: int) -> None:
-        with self._failures("write", thread, step), self._conn() as conn:
+        with self._failures("write", thread, step), self._conn(write=True) as conn:
             conn.execute("INSERT OR REPLACE INTO nbgraph_forks (thread, parent, step) VALUES (?, ?, ?)", (thread, parent, step))
 
     def _write(self, thread: str, row: Row, *, replace: bool, snapshot: str | None, lease: Lease | None) -> None:
@@ -200,8 +245,8 @@ class SQLiteCheckpointer(LogStore):
             args = (thread, row.step, row.data, row.patches, row.answers)
         if lease is not None:
             args += (thread, lease.token)
-        conn = self._conn()
         try:
+            conn = self._conn(write=True)
             with conn:
                 if not conn.execute(sql, args).rowcount:
                     raise LeaseLost(lost_message(thread, self.name))
@@ -211,7 +256,7 @@ class SQLiteCheckpointer(LogStore):
             raise self._error("write", exc, thread, row.step) from exc
 
     def _drop(self, thread: str) -> None:
-        with self._failures("delete", thread), self._conn() as conn:
+        with self._failures("delete", thread), self._conn(write=True) as conn:
             for table in ("nbgraph_steps", "nbgraph_snapshots", "nbgraph_forks", "nbgraph_leases"):
                 conn.execute(f"DELETE FROM {table} WHERE thread = ?", (thread,))
 
@@ -223,7 +268,7 @@ class SQLiteCheckpointer(LogStore):
 
     def acquire(self, thread: str, run: str | None = None, *, force: bool = False) -> Lease:
         lease = new_lease(thread, run, self.lease_ttl)
-        with self._failures("take the lease", thread), self._conn() as conn:
+        with self._failures("take the lease", thread), self._conn(write=True) as conn:
             conn.execute("BEGIN IMMEDIATE")  # read and take the lease as one step, against other processes
             found = conn.execute(
                 "SELECT thread, token, run, host, pid, started, since, expires FROM nbgraph_leases WHERE thread = ?",
@@ -238,7 +283,7 @@ class SQLiteCheckpointer(LogStore):
 
     def renew(self, lease: Lease) -> Lease | None:
         renewed = lease._replace(expires=time.time() + self.lease_ttl)
-        with self._failures("renew the lease", lease.thread), self._conn() as conn:
+        with self._failures("renew the lease", lease.thread), self._conn(write=True) as conn:
             count = conn.execute(
                 "UPDATE nbgraph_leases SET expires = ? WHERE thread = ? AND token = ?",
                 (renewed.expires, lease.thread, lease.token),
@@ -247,12 +292,12 @@ class SQLiteCheckpointer(LogStore):
 
     def release(self, lease: Lease) -> None:
         super().release(lease)
-        with self._failures("release the lease", lease.thread), self._conn() as conn:
+        with self._failures("release the lease", lease.thread), self._conn(write=True) as conn:
             conn.execute("DELETE FROM nbgraph_leases WHERE thread = ? AND token = ?", (lease.thread, lease.token))
 
     def unlock(self, thread: str) -> None:
         """Take ``thread`` over from whoever holds it: that run's next write is refused."""
-        with self._failures("unlock", thread), self._conn() as conn:
+        with self._failures("unlock", thread), self._conn(write=True) as conn:
             conn.execute("DELETE FROM nbgraph_leases WHERE thread = ?", (thread,))
 
     def close(self) -> None:
