@@ -37,7 +37,15 @@ class Reply:
     tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     """(function name, arguments) pairs; the server gives each call an id "call_<n>", unique per server."""
     status: int = 200
-    """Anything but 200 answers with an OpenAI-style error body instead, `text` being its message."""
+    """Anything but 200 answers with an OpenAI-style error body instead, `text` being its message.
+
+    Providers quote the caller's key in some errors, so in an error's message "{key}" stands for the bearer key
+    the request came with and "{masked_key}" for that key masked the way OpenAI prints it: its first 8
+    characters, asterisks, its last 4 ("sk-proj-********abcd").
+    """
+    stream_error: str = ""
+    """A streamed answer sends its text, then this error as an `{"error": ...}` chunk instead of finishing (as
+    OpenRouter reports a failure mid-answer); "{key}" and "{masked_key}" as in an error's message."""
     delay: float = 0.0
     """Seconds to wait before answering, to make a client time out."""
     chunk_chars: int = 4
@@ -202,15 +210,17 @@ class _Handler(BaseHTTPRequestHandler):
         if owner._closing.wait(reply.delay):  # the server is closing: answer nothing
             self.close_connection = True
             return
+        key = _bearer_key(self.headers.get("Authorization") or "")
         if reply.status != 200:
             # The SDK ignores a retry-after of 0 (it only honours delays > 0) and backs off ~0.5 s instead;
             # retry-after-ms, which it reads first, makes its retry near-instant.
             retry = [("retry-after", "0"), ("retry-after-ms", "1")] if reply.status == 429 else []
-            return self._send_error(reply.status, reply.text or f"scripted error {reply.status}", retry)
+            message = _quoting_key(reply.text, key) or f"scripted error {reply.status}"
+            return self._send_error(reply.status, message, retry)
         calls = [(f"call_{next(owner._call_ids)}", name, json.dumps(args)) for name, args in reply.tool_calls]
         completion_id = f"chatcmpl-{next(owner._completion_ids)}"
         if request.get("stream") is True:
-            self._send_events(_chunks(completion_id, request, reply, calls))
+            self._send_events(_chunks(completion_id, request, reply, calls, _quoting_key(reply.stream_error, key)))
         else:
             self._send_json(200, _completion(completion_id, request, reply, calls))
 
@@ -271,8 +281,11 @@ def _completion(completion_id: str, request: Request, reply: Reply, calls: list[
     }
 
 
-def _chunks(completion_id: str, request: Request, reply: Reply, calls: list[Call]) -> Iterator[dict[str, Any]]:
-    """The `chat.completion.chunk` objects of a streamed answer, split the way OpenAI splits them."""
+def _chunks(
+    completion_id: str, request: Request, reply: Reply, calls: list[Call], error: str = ""
+) -> Iterator[dict[str, Any]]:
+    """The `chat.completion.chunk` objects of a streamed answer, split the way OpenAI splits them; an `error`
+    replaces everything after the text."""
     created = int(time.time())
     base = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": request["model"]}
 
@@ -283,6 +296,9 @@ def _chunks(completion_id: str, request: Request, reply: Reply, calls: list[Call
     pieces = reply.pieces()
     for piece in pieces:
         yield chunk({"content": piece})
+    if error:
+        yield {"error": {"message": error, "type": "server_error", "param": None, "code": None}}
+        return
     for index, (call_id, name, arguments) in enumerate(calls):
         # The first delta of a call names it; its arguments follow in parts carrying only the index.
         function = {"name": name, "arguments": ""}
@@ -293,6 +309,17 @@ def _chunks(completion_id: str, request: Request, reply: Reply, calls: list[Call
     yield chunk({}, "tool_calls" if calls else "stop")
     if (request.get("stream_options") or {}).get("include_usage"):
         yield {**base, "choices": [], "usage": _usage(request, reply, len(pieces) + len(calls))}
+
+
+def _bearer_key(authorization: str) -> str:
+    scheme, _, key = authorization.partition(" ")
+    return key if scheme.lower() == "bearer" else ""
+
+
+def _quoting_key(message: str, key: str) -> str:
+    """`message` with "{key}" and "{masked_key}" filled in (plain replacement: other braces stay as they are)."""
+    masked = key[:8] + "*" * max(len(key) - 12, 4) + key[-4:]
+    return message.replace("{key}", key).replace("{masked_key}", masked)
 
 
 def _usage(request: Request, reply: Reply, completion_estimate: int) -> dict[str, int]:

@@ -14,6 +14,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from ._redact import RedactedStream, Redactor
 from .messages import ToolCallRequest, to_openai
 from .model import ChatRequest, Completion, ModelError, cost_of
 
@@ -27,7 +28,9 @@ class OpenAIModel:
     a local server needs no key. ``timeout`` (seconds) and ``max_retries`` go to the
     client, which retries rate limits and server errors itself. Other keyword
     arguments (``temperature=0``, ``max_tokens=...``) are sent with every request.
-    The key is never shown: not in ``repr``, events, checkpoints or error messages.
+    The key is never shown: not in ``repr``, events, checkpoints or error messages. What
+    the endpoint sends back is redacted as it arrives: replies and tool calls lose the
+    key; errors lose the key, fragments of it and anything shaped like a key.
     """
 
     def __init__(
@@ -48,6 +51,7 @@ class OpenAIModel:
         self.prices = prices
         self.params = params
         self.__key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        self._redactor = Redactor(self.__key)
         # One client per event loop: its pooled connections belong to the loop that
         # opened them (a notebook's kernel loop, the loop synchronous runs use, ...).
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
@@ -103,6 +107,18 @@ class OpenAIModel:
         import openai
 
         client = self._connect()
+        reply = _Reply(self._redactor.stream(on_text))
+        try:
+            await self._receive(client, request, reply)
+        except openai.APIError as exc:
+            failure = ModelError(self._redactor.error(self._explain(exc)))
+        else:
+            return reply.completion(self._redactor, self.name, self.prices)
+        # Raised here, not in the except block, the error has no __context__: the openai exception
+        # holds the request, whose headers hold the key.
+        raise failure
+
+    async def _receive(self, client: Any, request: ChatRequest, reply: _Reply) -> None:
         body: dict[str, Any] = {
             "model": self.name,
             "messages": [to_openai(message) for message in request.messages],
@@ -113,55 +129,71 @@ class OpenAIModel:
         if request.tools:
             body["tools"] = list(request.tools)
             body["tool_choice"] = request.tool_choice
-        text: list[str] = []
-        calls: dict[int, dict[str, Any]] = {}
-        usage = None
-        finish = None
-        try:
-            stream = await client.chat.completions.create(**body)
-            async for chunk in stream:
-                if chunk.usage is not None:
-                    usage = chunk.usage
-                for choice in chunk.choices:
-                    delta = choice.delta
-                    if delta.content:
-                        text.append(delta.content)
-                        on_text(delta.content)
-                    for part in delta.tool_calls or ():
-                        call = calls.setdefault(part.index, {"id": None, "name": "", "arguments": []})
-                        if part.id:
-                            call["id"] = part.id
-                        if part.function is not None:
-                            if part.function.name:
-                                call["name"] += part.function.name
-                            if part.function.arguments:
-                                call["arguments"].append(part.function.arguments)
-                    if choice.finish_reason:
-                        finish = choice.finish_reason
-        except openai.AuthenticationError:
-            raise ModelError(f"{self._where()} rejected the API key (401): check OPENAI_API_KEY") from None
-        except openai.APITimeoutError:
-            raise ModelError(
+        stream = await client.chat.completions.create(**body)
+        async for chunk in stream:
+            if chunk.usage is not None:
+                reply.usage = chunk.usage
+            for choice in chunk.choices:
+                delta = choice.delta
+                if delta.content:
+                    reply.text.append(delta.content)
+                    reply.shown(delta.content)
+                for part in delta.tool_calls or ():
+                    call = reply.calls.setdefault(part.index, {"id": None, "name": "", "arguments": []})
+                    if part.id:
+                        call["id"] = part.id
+                    if part.function is not None:
+                        if part.function.name:
+                            call["name"] += part.function.name
+                        if part.function.arguments:
+                            call["arguments"].append(part.function.arguments)
+                if choice.finish_reason:
+                    reply.finish = choice.finish_reason
+        # Only a finished reply releases the text held back: one cut off mid-key shows none of it.
+        reply.shown.end()
+
+    def _explain(self, exc: Any) -> str:
+        """What went wrong, in the endpoint's words where it has some (to be redacted)."""
+        import openai
+
+        if isinstance(exc, openai.AuthenticationError):
+            return f"{self._where()} rejected the API key (401): check OPENAI_API_KEY"
+        if isinstance(exc, openai.APITimeoutError):
+            return (
                 f"{self._where()} did not answer within {self.timeout:g} s "
                 f"(after {self.max_retries} retries); raise OpenAIModel(timeout=...) for slow models"
-            ) from None
-        except openai.APIConnectionError as exc:
-            raise ModelError(f"cannot reach {self._where()}: {exc.__cause__ or exc}") from None
-        except openai.APIStatusError as exc:
-            raise ModelError(f"{self._where()} answered {exc.status_code}: {_message_of(exc)}") from None
-        prompt_tokens = usage.prompt_tokens if usage is not None else 0
-        completion_tokens = usage.completion_tokens if usage is not None else 0
-        return Completion(
-            text="".join(text),
-            tool_calls=tuple(_tool_call(index, call) for index, call in sorted(calls.items())),
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            cost=cost_of(self.name, prompt_tokens, completion_tokens, self.prices),
-            finish_reason=finish,
-        )
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            return f"cannot reach {self._where()}: {exc.__cause__ or exc}"
+        if isinstance(exc, openai.APIStatusError):
+            return f"{self._where()} answered {exc.status_code}: {_message_of(exc)}"
+        return f"{self._where()} broke off its answer: {_message_of(exc)}"  # an error event mid-stream
 
     def _where(self) -> str:
         return f"model {self.name!r} at {self.base_url or 'api.openai.com'}"
+
+
+class _Reply:
+    """A reply as it streams in: its text so far (shown as it comes), tool calls, usage."""
+
+    def __init__(self, shown: RedactedStream) -> None:
+        self.shown = shown
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.usage: Any = None
+        self.finish: str | None = None
+
+    def completion(self, redactor: Redactor, model: str, prices: tuple[float, float] | None) -> Completion:
+        prompt_tokens = self.usage.prompt_tokens if self.usage is not None else 0
+        completion_tokens = self.usage.completion_tokens if self.usage is not None else 0
+        return Completion(
+            text=redactor.reply("".join(self.text)),
+            tool_calls=tuple(_tool_call(index, call, redactor) for index, call in sorted(self.calls.items())),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost=cost_of(model, prompt_tokens, completion_tokens, prices),
+            finish_reason=self.finish,
+        )
 
 
 def _message_of(exc: Any) -> str:
@@ -173,13 +205,15 @@ def _message_of(exc: Any) -> str:
     return exc.message
 
 
-def _tool_call(index: int, call: dict[str, Any]) -> ToolCallRequest:
-    raw = "".join(call["arguments"]) or "{}"
+def _tool_call(index: int, call: dict[str, Any], redactor: Redactor) -> ToolCallRequest:
+    # The key is made of characters a JSON string holds as they are: the arguments stay valid JSON.
+    raw = redactor.reply("".join(call["arguments"])) or "{}"
     try:
         arguments = json.loads(raw)
     except json.JSONDecodeError:
         arguments = None
-    call_id = call["id"] or f"call_{index}"
+    call_id = redactor.reply(call["id"] or f"call_{index}")
+    name = redactor.reply(call["name"])
     if not isinstance(arguments, dict):
-        return ToolCallRequest(id=call_id, name=call["name"], raw_arguments=raw)
-    return ToolCallRequest(id=call_id, name=call["name"], arguments=arguments)
+        return ToolCallRequest(id=call_id, name=name, raw_arguments=raw)
+    return ToolCallRequest(id=call_id, name=name, arguments=arguments)
