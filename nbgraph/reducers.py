@@ -17,8 +17,10 @@ __all__ = ["AppendLog", "Reducer", "accumulate", "append", "merge", "overwrite"]
 class Reducer(NamedTuple):
     """How a field combines its current value with an update.
 
-    Use one of the shipped reducers in ``Annotated[type, reducer]``, or wrap your own
-    ``fn(current, update) -> new``. A reducer must not mutate either argument.
+    Use one of the shipped reducers in ``Annotated[type, reducer]``, or your own
+    ``fn(current, update) -> new`` there (``operator.add``, a function, a lambda; this
+    wraps it, named). A reducer must not mutate either argument: a list it extends in
+    place would change the states already recorded, and a checkpoint would miss it.
     """
 
     name: str

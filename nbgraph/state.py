@@ -4,22 +4,27 @@ A graph's state is a pydantic model or a plain dict. Internally the engine keeps
 state as a ``dict`` of field values that is never mutated once built: every step
 makes a new dict, so a node can hold on to what it was given without seeing it
 change, and any step's state can be kept by reference instead of copied. Fields
-fold updates through their reducers (:mod:`nbgraph.reducers`).
+fold updates through their reducers (:mod:`nbgraph.reducers`): a model field's
+reducer is the ``Reducer``, or the plain callable ``fn(current, update)`` such as
+``operator.add``, in its ``Annotated[...]`` metadata.
 """
 
 from __future__ import annotations
 
+import inspect
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import CoroutineType, UnionType
 from typing import Any
 
 import pydantic
 import pydantic_core
+import typing_extensions
 
-from .errors import InvalidUpdate, did_you_mean
+from .errors import GraphValidationError, InvalidUpdate, did_you_mean
 from .reducers import AppendLog, Reducer, append, overwrite
 
-__all__ = ["Schema", "StateView", "to_json", "to_jsonable"]
+__all__ = ["Schema", "StateView", "close_coroutines", "to_json", "to_jsonable", "unawaited"]
 
 
 def _strict(value: Any) -> Any:
@@ -112,11 +117,56 @@ class StateView(Mapping[str, Any]):
     get = _FieldFirst(Mapping.get)  # type: ignore[assignment]
 
 
-def _reducer_of(metadata: list[Any]) -> Reducer | None:
-    for item in metadata:
-        if isinstance(item, Reducer):
-            return item
-    return None
+def _is_reducer(item: Any) -> bool:
+    """Whether an ``Annotated`` metadata item is a reducer: a ``Reducer``, or any other
+    callable pydantic does not read itself (its validators and serializers are objects
+    that hold a function; a class it reads, like ``SkipValidation``, has a schema hook)."""
+    return callable(item) and not hasattr(item, "__get_pydantic_core_schema__")
+
+
+def _reducer_name(item: Any) -> str:
+    if isinstance(item, Reducer):
+        return item.name
+    return getattr(item, "__name__", None) or repr(item)
+
+
+def _field_reducer(name: str, info: pydantic.fields.FieldInfo, problems: list[str]) -> Reducer | None:
+    """Field ``name``'s reducer (None: the latest value wins); what is wrong with the
+    reducers it declares goes to ``problems``."""
+    found = [item for item in info.metadata if _is_reducer(item)]
+    union = typing.get_origin(info.annotation) in (typing.Union, UnionType)
+    for member in typing.get_args(info.annotation) if union else ():
+        hidden = [item for item in getattr(member, "__metadata__", ()) if _is_reducer(item)]
+        if hidden:
+            # pydantic keeps only a field's outermost metadata: this reducer would never run.
+            problems.append(
+                f"field {name!r}: the reducer {_reducer_name(hidden[0])} is inside one member of the field's "
+                f"union type, where it is never applied; annotate the whole field, as in "
+                f"Annotated[list[str] | None, {_reducer_name(hidden[0])}]"
+            )
+    if len(found) > 1:
+        problems.append(
+            f"field {name!r} has {len(found)} reducers ({', '.join(map(_reducer_name, found))}); a field takes one"
+        )
+        return None
+    if not found:
+        return None
+    item = found[0]
+    if isinstance(item, Reducer):
+        return item
+    try:
+        signature = inspect.signature(item)
+    except (TypeError, ValueError):  # a builtin that does not say (max, min): trusted
+        return Reducer(_reducer_name(item), item)
+    try:
+        signature.bind(None, None)
+    except TypeError:
+        problems.append(
+            f"field {name!r}: its reducer {_reducer_name(item)}{signature} cannot take two positional "
+            "arguments; a reducer is called as fn(current, update) and returns the new value"
+        )
+        return None
+    return Reducer(_reducer_name(item), item)
 
 
 class Schema:
@@ -128,10 +178,18 @@ class Schema:
         self,
         state: type[pydantic.BaseModel] | type[dict] | None,
         identify: Callable[[Any], Any] | None = None,
+        *,
+        graph: str | None = None,
     ) -> None:
         """``identify(item)`` turns an item of a dict state's ``messages`` that has no id
         (a plain string, an id-less dict) into the message with an id the state keeps,
-        as ``MessagesState``'s validation does; the builder passes it in."""
+        as ``MessagesState``'s validation does; the builder passes it in, and the name of
+        the ``graph`` it is checking.
+
+        Raises:
+            GraphValidationError: ``state`` is no state type, or a field's reducer is
+                not one (every such field listed).
+        """
         self._identify = None
         if state is None or state is dict:
             self.model: type[pydantic.BaseModel] | None = None
@@ -142,18 +200,27 @@ class Schema:
             self._identify = identify
             self.view: Callable[[Mapping[str, Any]], Any] = StateView
             return
+        where = graph if graph is not None else getattr(state, "__name__", repr(state))
         if not (isinstance(state, type) and issubclass(state, pydantic.BaseModel)):
-            raise TypeError(
-                f"state must be a pydantic BaseModel subclass or dict, got {state!r}"
-            )
+            if typing_extensions.is_typeddict(state):  # (it knows typing's TypedDict too)
+                problem = (
+                    f"state {state.__name__} is a TypedDict, which nbgraph does not take; make it a pydantic "
+                    "BaseModel (its Annotated reducers work the same), or use dict"
+                )
+            else:
+                problem = f"state must be a pydantic BaseModel subclass or dict, got {state!r}"
+            raise GraphValidationError(where, [problem])
         self.model = state
         self.fields = frozenset(state.model_fields)
         self.reducers = {}
         self._adapters = {}
+        problems: list[str] = []
         for name, info in state.model_fields.items():
-            reducer = _reducer_of(info.metadata)
+            reducer = _field_reducer(name, info, problems)
             if reducer is not None and reducer is not overwrite:
                 self.reducers[name] = reducer
+        if problems:
+            raise GraphValidationError(where, [f"state {state.__name__}, {problem}" for problem in problems])
         frozen_config = {**state.model_config, "frozen": True}
         self._view_cls = type(
             state.__name__, (state,), {"model_config": frozen_config, "__module__": state.__module__}
@@ -177,7 +244,7 @@ class Schema:
             annotation = info.annotation
             if name in self.reducers and self.reducers[name] is append:
                 annotation = _item_type(annotation)
-            metadata = [m for m in info.metadata if not isinstance(m, Reducer)]
+            metadata = [m for m in info.metadata if not _is_reducer(m)]
             if metadata:
                 annotation = typing.Annotated[(annotation, *metadata)]  # type: ignore[valid-type]
             adapter = self._adapters[name] = pydantic.TypeAdapter(annotation)
@@ -211,36 +278,43 @@ class Schema:
         return values
 
     def apply(self, values: Mapping[str, Any], update: Mapping[str, Any], node: str) -> dict[str, Any]:
-        """Fold ``update`` (from ``node``) into a new field dict."""
+        """Fold ``update`` (from ``node``) into a new field dict.
+
+        Raises:
+            InvalidUpdate: a field is unknown, a value invalid or a coroutine, or a reducer
+                raised; the update's coroutines are closed, as it is dropped.
+        """
         new = dict(values)
         reducers = self.reducers
         fields = self.fields
-        for key, value in update.items():
-            if fields is not None:
-                if key not in fields:
-                    raise InvalidUpdate(
-                        f"node {node!r} updated unknown state field {key!r}"
-                        f"{did_you_mean(key, fields)}; {self.model.__name__} has fields: "  # type: ignore[union-attr]
-                        f"{', '.join(sorted(fields))}",
-                        node=node,
-                        field=key,
-                    )
-                value = self._validate(key, value, node)
-            elif key == "messages" and self._identify is not None:
-                value = self._identified(value)
-            reducer = reducers.get(key)
-            if reducer is None:
-                new[key] = value
-            else:
-                try:
-                    new[key] = reducer(new.get(key), value)
-                except Exception as exc:
-                    raise InvalidUpdate(
-                        f"node {node!r}: the {reducer.name} reducer of field {key!r} "
-                        f"rejected {value!r}: {exc}",
-                        node=node,
-                        field=key,
-                    ) from exc
+        try:
+            for key, value in update.items():
+                if type(value) is CoroutineType:
+                    raise unawaited(value, f"node {node!r} set field {key!r} to", node=node, field=key)
+                if fields is not None:
+                    if key not in fields:
+                        raise InvalidUpdate(
+                            f"node {node!r} updated unknown state field {key!r}"
+                            f"{did_you_mean(key, fields)}; {self.model.__name__} has fields: "  # type: ignore[union-attr]
+                            f"{', '.join(sorted(fields))}",
+                            node=node,
+                            field=key,
+                        )
+                    value = self._validate(key, value, node)
+                elif key == "messages" and self._identify is not None:
+                    value = self._identified(value)
+                reducer = reducers.get(key)
+                if reducer is None:
+                    new[key] = value
+                else:
+                    current = new.get(key)
+                    try:
+                        new[key] = reducer(current, value)
+                    except Exception as exc:
+                        raise InvalidUpdate(_rejected(reducer, node, key, current, value, exc), node=node, field=key) from exc
+        except InvalidUpdate:
+            close_coroutines(update.values())
+            raise
         return new
 
     def _identified(self, value: Any) -> Any:
@@ -290,6 +364,37 @@ class Schema:
     def decode(self, data: Mapping[str, Any]) -> dict[str, Any]:
         """Inverse of :meth:`encode`: restore field types from JSON (or take a stored field dict)."""
         return self.initial({k: list(v) if type(v) is AppendLog else v for k, v in data.items()})
+
+
+def unawaited(coroutine: Any, what: str, *, node: str, field: str | None = None) -> InvalidUpdate:
+    """The error for a coroutine ``node`` gave instead of awaiting it; ``what`` says where
+    it was (``"node 'ask' set field 'name' to"``)."""
+    return InvalidUpdate(
+        f"{what} a coroutine ({coroutine.__qualname__}) that was never awaited; write await before "
+        "the call, in a node defined with async def",
+        node=node,
+        field=field,
+    )
+
+
+def close_coroutines(values: Iterable[Any]) -> None:
+    """Close the coroutines among ``values`` (a dropped update's): Python would warn,
+    when each is collected, that it was never awaited."""
+    for value in values:
+        if type(value) is CoroutineType:
+            value.close()
+
+
+def _rejected(reducer: Reducer, node: str, key: str, current: Any, value: Any, exc: Exception) -> str:
+    """Why the reducer of field ``key`` refused ``value`` from ``node``."""
+    text = f"node {node!r}: the {reducer.name} reducer of field {key!r} rejected {_short_repr(value)}: {type(exc).__name__}: {exc}"
+    if current is None:
+        # (operator.add(None, [x]) is the usual case: a field declared `= None`.)
+        text += (
+            "; the field was None, so give it a default the reducer can take (such as [] or 0), "
+            "or have the reducer handle None"
+        )
+    return text
 
 
 def _lacks_id(item: Any) -> bool:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidUpdate, NbgraphError
 from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
 from ..plan import Hop
+from ..state import close_coroutines
 from .breaks import pause_after, pause_before, stop_reason, take_break_answer
 from .calls import Called, ChildStopped, TimedOut, enter_event, fold, invoke, make_step
 from .context import Context
@@ -92,6 +93,9 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
                 if edit:
                     values = plan.schema.apply(values, edit, slot.frame.node)
     except InvalidUpdate as exc:
+        for result in results:  # (the failed fold closed its own update's coroutines; the rest are dropped too)
+            if not isinstance(result, Failed) and result.update:
+                close_coroutines(result.update.values())
         return undo(level, slots, base, failure(walker, level, None, exc, base + 1), keep_frames=True)
     before = level.values
     level.values = values

@@ -1,19 +1,21 @@
 """What a node's return value means: an update, a command (``Goto``, ``End``), or ``Send`` items.
 
 Checked here, once per call, so a bad return fails the step with the node's name and
-what it returned, and a ``Send`` payload that could not be checkpointed never runs.
+what it returned, and a ``Send`` payload that could not be checkpointed never runs. A
+coroutine the node did not await is closed as its step fails, so Python never warns of it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import CoroutineType
 from typing import Any
 
 from ..errors import InvalidUpdate, did_you_mean
 from ..history import FiredEdge, Frame
 from ..names import END, End, Goto, Send
 from ..plan import Hop, NodePlan, Plan
-from ..state import to_jsonable
+from ..state import close_coroutines, to_jsonable, unawaited
 
 __all__ = ["read_output"]
 
@@ -22,6 +24,14 @@ def read_output(out: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any]
     """A node's return value: its update, and where a command it returned leads."""
     if out is None or isinstance(out, Mapping):
         return out, None
+    try:
+        return _command(out, node, plan)
+    except InvalidUpdate:
+        _close(out)
+        raise
+
+
+def _command(out: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | None, Hop | None]:
     name = node.name
     if isinstance(out, Goto):
         target = out.node
@@ -38,18 +48,48 @@ def read_output(out: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any]
                 f"{list(allowed)!r}; add {target!r} there",
                 node=name,
             )
-        return out.update, plan.goto(name, target)
+        return _update(out.update, name, "Goto"), plan.goto(name, target)
     if isinstance(out, End):
-        return out.update, plan.goto(name, END)
+        return _update(out.update, name, "End"), plan.goto(name, END)
     if isinstance(out, Send):  # (a Send is a tuple itself: it is one item, not a list of them)
         return _sends((out,), node, plan)
     if isinstance(out, (list, tuple)) and any(isinstance(item, Send) for item in out):
         return _sends(out, node, plan)
+    if type(out) is CoroutineType:
+        raise unawaited(out, f"node {name!r} returned", node=name)
     raise InvalidUpdate(
         f"node {name!r} returned {type(out).__name__} {out!r:.80}; a node must return a dict of "
         "state updates, None, Goto(node, update=...), End(update=...), or Send(node, payload) items",
         node=name,
     )
+
+
+def _update(update: Any, name: str, command: str) -> Mapping[str, Any] | None:
+    """A ``Goto``'s or ``End``'s update, checked to be one."""
+    if update is None or isinstance(update, Mapping):
+        return update
+    if type(update) is CoroutineType:
+        raise unawaited(update, f"node {name!r} gave {command}(update=...)", node=name)
+    raise InvalidUpdate(
+        f"node {name!r} gave {command}(update=...) {type(update).__name__} {update!r:.60}; an update is a dict",
+        node=name,
+    )
+
+
+def _close(out: Any) -> None:
+    """Close the coroutines in a return value that failed its step (the value, a command's
+    update, a ``Send``'s payload, an update dict among ``Send`` items)."""
+    if type(out) is CoroutineType:
+        out.close()
+    elif isinstance(out, (Goto, End)):
+        _close(out.update)
+    elif isinstance(out, Send):
+        _close(out.payload)
+    elif isinstance(out, Mapping):
+        close_coroutines(out.values())
+    elif isinstance(out, (list, tuple)):
+        for item in out:
+            _close(item)
 
 
 def _sends(items: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | None, Hop]:
@@ -81,6 +121,8 @@ def _sends(items: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | 
                 f"add {item.node!r} there",
                 node=name,
             )
+        if type(item.payload) is CoroutineType:
+            raise unawaited(item.payload, f"node {name!r} sent {item.node!r}", node=name)
         try:
             to_jsonable(item.payload)
         except Exception as exc:
