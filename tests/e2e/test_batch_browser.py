@@ -4,7 +4,7 @@ count and is as wide as its share, and a click (or Enter) on an edge lists its i
 from __future__ import annotations
 
 from conftest import ARTIFACTS
-from test_widget_browser import TIMEOUT, run_all
+from test_widget_browser import TIMEOUT, printed, run_all
 
 ODD = "work\u2192odd"
 EVEN = "work\u2192even"
@@ -105,6 +105,4 @@ def test_stop_in_the_batch_view(lab, page):
     stop.click()
     held.locator(".nbg-pill.nbg-state-aborted").wait_for(timeout=TIMEOUT)
     assert stop.is_hidden()
-    output = cells.nth(1).locator('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stdout"]', has_text="HELD")
-    output.wait_for(timeout=TIMEOUT)
-    assert output.inner_text().strip() == "HELD [('aborted', 2), ('skipped', 10)]"
+    assert printed(cells.nth(1), "HELD") == "HELD [('aborted', 2), ('skipped', 10)]"

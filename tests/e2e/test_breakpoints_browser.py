@@ -3,9 +3,8 @@ Continue / Step / Stop buttons."""
 
 from __future__ import annotations
 
-import re
 
-from test_widget_browser import TIMEOUT, run_all
+from test_widget_browser import TIMEOUT, printed, run_all
 
 
 def test_step_continue_and_stop_in_the_view(lab, page):
@@ -43,9 +42,7 @@ def test_step_continue_and_stop_in_the_view(lab, page):
     page.wait_for_function(
         "() => document.querySelector('.jp-NotebookPanel .nbg-live').dataset.state === 'aborted'", timeout=TIMEOUT
     )
-    output = panel.locator('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stdout"]', has_text=re.compile("^RESULT"))
-    output.wait_for(timeout=TIMEOUT)
-    assert output.inner_text().strip() == (
+    assert printed(panel, "RESULT") == (
         "RESULT aborted | stopped at the breakpoint after 'act' (step 2) | ['plan', 'act']"
     )
     assert view.locator(".nbg-pause").count() == 0

@@ -5,8 +5,8 @@ latest step; GraphView.replay of an NDJSON file renders, scrubs and inspects, ru
 
 from __future__ import annotations
 
-from test_marks_browser import open_notebook, run_cells, stdout
-from test_widget_browser import TIMEOUT
+from test_marks_browser import open_notebook, run_cells
+from test_widget_browser import TIMEOUT, printed
 
 
 def visited(root) -> set[str]:
@@ -17,7 +17,7 @@ def test_inspect_a_finished_run_and_scrub_it(lab, page):
     panel = open_notebook(page, lab, "inspector.ipynb")
     cells = panel.locator(".jp-Notebook .jp-Cell")
     run_cells(page, 0, 4)
-    assert stdout(panel, "DONE") == "DONE done 5 3"  # setup, count x3, finish
+    assert printed(panel, "DONE") == "DONE done 5 3"  # setup, count x3, finish
 
     view = cells.nth(1).locator(".nbg-root")
     slider = view.locator(".nbg-replay")
@@ -99,4 +99,4 @@ def test_inspect_a_finished_run_and_scrub_it(lab, page):
     shown = replayed.locator(".nbg-inspector")
     page.wait_for_function("el => el.dataset.step === '2' && !el.hidden", arg=shown.element_handle(), timeout=TIMEOUT)
     assert "Step 2 \u00B7 count" in shown.locator(".nbg-insp-head").inner_text()
-    assert stdout(panel, "RAN") == "RAN 3"  # the replay and the inspections ran no node
+    assert printed(panel, "RAN") == "RAN 3"  # the replay and the inspections ran no node

@@ -4,9 +4,8 @@ node's tokens under it."""
 
 from __future__ import annotations
 
-import re
 
-from test_widget_browser import TIMEOUT, open_notebook
+from test_widget_browser import TIMEOUT, open_notebook, printed
 
 
 def run_cells(page, first: int, last: int) -> None:
@@ -24,10 +23,6 @@ def run_cells(page, first: int, last: int) -> None:
     )
 
 
-def stdout(panel, prefix: str):
-    output = panel.locator('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stdout"]', has_text=re.compile(f"^{prefix}"))
-    output.wait_for(timeout=TIMEOUT)
-    return output.inner_text().strip()
 
 
 def test_problems_breakpoints_and_cost_on_the_drawing(lab, page):
@@ -48,8 +43,8 @@ def test_problems_breakpoints_and_cost_on_the_drawing(lab, page):
     # An LLM node on a ScriptedModel: its tokens under it once the run has ended.
     chat = cells.nth(2).locator(".nbg-root.nbg-live")
     chat.wait_for(timeout=TIMEOUT)
-    tokens = int(stdout(panel, "CHAT").split()[-1])
-    assert stdout(panel, "CHAT") == f"CHAT done {tokens}" and tokens > 0
+    tokens = int(printed(panel, "CHAT").split()[-1])
+    assert printed(panel, "CHAT") == f"CHAT done {tokens}" and tokens > 0
     cost = chat.locator('.nbg-node[data-node="agent"] .nbg-cost')
     page.wait_for_function("el => el.textContent !== ''", arg=cost.element_handle(), timeout=TIMEOUT)
     assert cost.text_content() == f"{tokens} tok"
@@ -80,4 +75,4 @@ def test_problems_breakpoints_and_cost_on_the_drawing(lab, page):
     assert box.locator("button").all_text_contents() == ["Continue", "Step", "Stop"]
     assert view.locator('.nbg-bp[data-bp="act"]').get_attribute("aria-pressed") == "true"
     box.locator("button.nbg-break-continue").click()
-    assert stdout(panel, "RESULT") == "RESULT done | None | ['plan', 'act', 'wrap']"
+    assert printed(panel, "RESULT") == "RESULT done | None | ['plan', 'act', 'wrap']"

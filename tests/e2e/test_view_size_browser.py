@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conftest import ARTIFACTS
-from test_widget_browser import TIMEOUT, run_all
+from test_widget_browser import TIMEOUT, printed, run_all
 
 MAX_HEIGHT = 600  # px: the drawing's height on screen at most (js/src/zoom.js)
 READABLE = 0.75  # the smallest scale a graph opens at
@@ -237,9 +237,7 @@ def check_the_large_graph(panel, page) -> None:
 
     # Approved, the run ends; Follow goes away with it, and the log shows the run's last lines.
     view.locator("button.nbg-approve").click()
-    output = panel.locator('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stdout"]', has_text="RESULT")
-    output.wait_for(timeout=TIMEOUT)
-    assert output.inner_text().strip() == "RESULT done True"
+    assert printed(panel, "RESULT") == "RESULT done True"
     page.wait_for_function("() => [...document.querySelectorAll('.jp-NotebookPanel .nbg-root')].some(r => r.dataset.state === 'done' && r.querySelector('.nbg-title').textContent === 'forty')", timeout=TIMEOUT)
     assert follow.is_hidden()
     assert_log_ends_in_view(view, "notify")
@@ -258,9 +256,7 @@ def assert_log_ends_in_view(view, last: str) -> None:
 def test_a_finished_runs_log_shows_its_last_lines(lab, page):
     panel = run_all(page, lab, "view_size.ipynb")
     try:
-        output = panel.locator('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stdout"]', has_text="LOOP")
-        output.wait_for(timeout=TIMEOUT)
-        assert output.inner_text().strip() == "LOOP done 40"
+        assert printed(panel, "LOOP") == "LOOP done 40"
         view = view_of(panel, page, "loop")
         page.wait_for_function(
             "() => [...document.querySelectorAll('.jp-NotebookPanel .nbg-root')].some(r => r.dataset.state === 'done')",

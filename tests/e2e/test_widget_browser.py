@@ -23,6 +23,27 @@ def open_notebook(page, lab, notebook: str):
     return panel
 
 
+def printed(scope, prefix: str) -> str:
+    """The line a cell printed that starts with ``prefix``, once the whole line is there.
+
+    Read as ``textContent``: JupyterLab skips drawing cells scrolled out of view, and the
+    ``innerText`` of an element not drawn is empty; and a printed line can reach the page
+    in more than one piece, so the wait is for its newline.
+    """
+    found = scope.page.wait_for_function(
+        """([scope, prefix]) => {
+            for (const out of scope.querySelectorAll('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stdout"]')) {
+                const text = out.textContent;
+                if (text.startsWith(prefix) && text.endsWith('\\n')) return text;
+            }
+            return null;
+        }""",
+        arg=[scope.element_handle(timeout=TIMEOUT), prefix],
+        timeout=TIMEOUT,
+    )
+    return found.json_value().strip()
+
+
 def run_all(page, lab, notebook: str):
     """Open ``notebook``, wait for its kernel, run every cell; returns the notebook panel."""
     panel = open_notebook(page, lab, notebook)
@@ -75,9 +96,7 @@ def test_answer_and_approve_in_the_widget(lab, page):
     page.wait_for_function(
         "() => document.querySelector('.jp-NotebookPanel .nbg-live').dataset.state === 'done'", timeout=TIMEOUT
     )
-    output = panel.locator('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stdout"]', has_text="RESULT")
-    output.wait_for(timeout=TIMEOUT)
-    assert output.inner_text().strip() == "RESULT done ask->pick->plan->book three days in Kyoto, double room"
+    assert printed(panel, "RESULT") == "RESULT done ask->pick->plan->book three days in Kyoto, double room"
     fired = view.locator(".nbg-edge.nbg-fired").evaluate_all("els => els.map(e => e.dataset.edge)")
     assert set(fired) == {"__start__\u2192ask", "ask\u2192pick", "pick\u2192plan", "plan\u2192book", "book\u2192__end__"}
     unfired = view.locator(".nbg-edge.nbg-unfired").evaluate_all("els => els.map(e => e.dataset.edge)")
@@ -123,9 +142,7 @@ def test_steer_and_stop_a_running_graph(lab, page):
     page.wait_for_function(
         "() => document.querySelector('.jp-NotebookPanel .nbg-live').dataset.state === 'aborted'", timeout=TIMEOUT
     )
-    output = panel.locator('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stdout"]', has_text="RESULT")
-    output.wait_for(timeout=TIMEOUT)
-    assert output.inner_text().strip() == "RESULT aborted cancelled ['go faster']"
+    assert printed(panel, "RESULT") == "RESULT aborted cancelled ['go faster']"
 
 
 def test_an_llm_nodes_streamed_reply_shows_in_the_view(lab, page):
@@ -146,9 +163,7 @@ def test_an_llm_nodes_streamed_reply_shows_in_the_view(lab, page):
     page.wait_for_function(
         "() => document.querySelector('.jp-NotebookPanel .nbg-live').dataset.state === 'done'", timeout=TIMEOUT
     )
-    output = panel.locator('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stdout"]', has_text="RESULT")
-    output.wait_for(timeout=TIMEOUT)
-    assert output.inner_text().strip() == f"RESULT done {reply}"
+    assert printed(panel, "RESULT") == f"RESULT done {reply}"
     # The finished run still shows what the node streamed.
     assert text.inner_text() == reply and text.is_visible()
 
@@ -238,10 +253,8 @@ def test_branches_pauses_and_a_sub_graph_frame(lab, page):
     page.wait_for_function(f"() => {live}.dataset.state === 'done'", timeout=TIMEOUT)
     # The last cell prints the result: JupyterLab draws only the cells near the viewport.
     page.evaluate("() => { const nb = window.jupyterapp.shell.currentWidget.content; nb.scrollToItem(nb.widgets.length - 1); }")
-    output = panel.locator('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stdout"]', has_text="RESULT")
-    output.wait_for(timeout=TIMEOUT)
     # Both answers, in branch order (Kyoto's first) though Oslo's was given first.
-    assert output.inner_text().strip() == "RESULT done ['flights', 'hotels'] ['Kyoto: temples', 'Oslo: fjords'] guides True"
+    assert printed(panel, "RESULT") == "RESULT done ['flights', 'hotels'] ['Kyoto: temples', 'Oslo: fjords'] guides True"
     fired = set(view.locator(".nbg-edge.nbg-fired").evaluate_all("els => els.map(e => e.dataset.edge || e.dataset.join)"))
     assert {
         "plan\u2192flights", "plan\u2192hotels", "flights\u2192gather", "hotels\u2192gather", "gather", "gather\u2192ask",
