@@ -589,6 +589,39 @@ async def test_a_non_json_answer_to_a_live_pause_is_refused_and_the_pause_stays_
     assert (result.outcome, result.state["booked"]) == ("done", "hotel in Porto")
 
 
+class Found(pydantic.BaseModel):
+    found: Annotated[list[Any], append] = []
+
+
+def test_a_branch_update_that_cannot_be_stored_beside_a_paused_branch_fails_the_run_naming_it(tmp_path):
+    # The paused branch makes the run wait in a checkpoint, which must keep the finished branch too.
+    store = SQLiteCheckpointer(tmp_path / "runs.db")
+    fixed = False
+
+    async def work(item, ctx):
+        if item == "ask":
+            return {"found": [await ctx.request_input("Which city?")]}
+        return {"found": [item if fixed else object()]}
+
+    g = Graph("mixed", state=Found)
+    g.add_node("work", work)
+    g.add_edge(START, "work", each=lambda s: ["ask", "kept"])
+    g.add_edge("work", END)
+    failed = g.invoke({}, thread="t7b", checkpointer=store)
+    assert failed.outcome == "failed"
+    assert failed.reason == (
+        "the update of node 'work' in branch 'work[1]' (step 2) cannot be checkpointed: field 'found' holds list, "
+        "which is not JSON-serializable (object is not JSON-serializable); store plain data or pydantic models in the state"
+    )
+    assert (failed.error.node, failed.error.field) == ("work", "found")
+    fixed = True
+    paused = g.resume("t7b", checkpointer=store)
+    assert paused.outcome == "interrupted", paused.reason
+    done = g.resume(paused, "Porto")
+    assert (done.outcome, done.state.found) == ("done", ["Porto", "kept"])
+    store.close()
+
+
 # -- 8. node timeouts and time budgets ------------------------------------------------
 
 

@@ -81,7 +81,9 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
         return undo(level, slots, base, ending, keep_frames=True)
     parked = [r for r in results if isinstance(r, Parked)]
     if parked:
-        keep(level, slots, results)
+        unstorable = keep(level, slots, results)
+        if unstorable is not None:  # (the pauses cannot wait in a checkpoint beside it)
+            return undo(level, slots, base, failure(walker, level, None, unstorable, base + 1), keep_frames=True)
         return undo(level, slots, base, interrupted(walker, *(p for r in parked for p in r.pauses)), keep_frames=True)
     # Every branch settled: fold in frontier order, then route.
     values = level.values

@@ -10,8 +10,10 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..errors import InvalidUpdate
 from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
 from ..plan import Hop
+from ..state import to_jsonable
 from .calls import Called
 
 if TYPE_CHECKING:
@@ -81,29 +83,64 @@ def undo(level: Level, slots: list[Slot], base: int, ending: Ending, *, keep_fra
         level.frames = tuple(slot.frame for slot in slots)
     return ending
 
-def keep(level: Level, slots: list[Slot], results: list[Any]) -> None:
-    """What a checkpoint keeps of the branches that finished, so a resume does not run them again."""
+def keep(level: Level, slots: list[Slot], results: list[Any]) -> InvalidUpdate | None:
+    """What a checkpoint keeps of the branches that finished, so a resume does not run them again.
+
+    A branch whose step cannot be stored as JSON is not kept (a resume runs it again);
+    the first such is returned, for a run that must stop now to say why.
+    """
+    unstorable = None
     for slot, result in zip(slots, results):
-        if isinstance(result, Parked) and result.called is not None:
-            level.settled.append(settled_entry(slot.step, result.called, result.pauses[0]))
-        elif isinstance(result, Failed):
-            if result.records and level.plan.settle == "all":  # with "all" a failure is how the branch settled
-                entry = settled_entry(slot.step, Called(result.records, None, None, None), None)
-                entry["error"] = result.records[-1].error
-                level.settled.append(entry)
-        elif result is not None and not isinstance(result, Parked):
-            level.settled.append(settled_entry(slot.step, result, None))
+        try:
+            if isinstance(result, Parked) and result.called is not None:
+                level.settled.append(settled_entry(slot.step, result.called, result.pauses[0]))
+            elif isinstance(result, Failed):
+                if result.records and level.plan.settle == "all":  # with "all" a failure is how the branch settled
+                    entry = settled_entry(slot.step, Called(result.records, None, None, None), None)
+                    entry["error"] = result.records[-1].error
+                    level.settled.append(entry)
+            elif result is not None and not isinstance(result, Parked):
+                level.settled.append(settled_entry(slot.step, result, None))
+        except InvalidUpdate as exc:
+            unstorable = unstorable or exc
+    return unstorable
 
 
 def settled_entry(step: int, called: Called, pause: Pause | None) -> dict[str, Any]:
-    """A branch's result as a checkpoint keeps it (JSON); ``pause`` if it still waits for a verdict."""
+    """A branch's result as a checkpoint keeps it (JSON); ``pause`` if it still waits for a verdict.
+
+    Raises:
+        InvalidUpdate: the branch's update cannot be stored as JSON (naming its node and field).
+    """
     hop = called.hop
+    try:
+        records = [record.to_json() for record in called.records]
+    except (TypeError, ValueError) as exc:
+        raise _unstorable(called.records, exc) from None
     return {
         "step": step,
-        "records": [record.to_json() for record in called.records],
+        "records": records,
         "hop": None if hop is None else {"edge": hop.edge._asdict(), "frames": [f.to_json() for f in hop.frames]},
         "pause": None if pause is None else pause.model_dump(mode="json"),
     }
+
+
+def _unstorable(records: tuple[Step, ...], exc: Exception) -> InvalidUpdate:
+    """Name the node and field whose update a checkpoint cannot hold."""
+    for record in records:
+        for field, value in {**(record.update or {}), **(record.edit or {})}.items():
+            try:
+                to_jsonable(value)
+            except (TypeError, ValueError) as field_exc:
+                where = f" in branch {record.branch!r}" if record.branch else ""
+                return InvalidUpdate(
+                    f"the update of node {record.path!r}{where} (step {record.step}) cannot be checkpointed: field "
+                    f"{field!r} holds {type(value).__name__}, which is not JSON-serializable ({field_exc}); store "
+                    "plain data or pydantic models in the state",
+                    node=record.node,
+                    field=field,
+                )
+    return InvalidUpdate(f"a branch's step cannot be checkpointed: {exc}")
 
 
 def restored(entry: Mapping[str, Any]) -> Called:
