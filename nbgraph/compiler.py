@@ -49,7 +49,7 @@ def compile_graph(graph: Graph, _within: tuple[str, ...] = ()) -> Plan:
     """
     declared = graph.nodes
     routers = graph.routers
-    out = _validate(graph, declared, graph.edges, routers)
+    out, schema = _validate(graph, declared, graph.edges, routers)
     subplans = _subplans(graph, declared, (*_within, graph.name))
     breakpoints = _breakpoints(graph, declared, subplans)
     unreachable = _unreachable(declared, routers, out)
@@ -61,7 +61,10 @@ def compile_graph(graph: Graph, _within: tuple[str, ...] = ()) -> Plan:
             stacklevel=2,
         )
     frames = {name: Frame(name, name) for name in declared}
-    joins = {e.target: frozenset(e.join) for e in graph.edges if e.join}
+    joins: dict[str, frozenset[str]] = {}
+    for edge in graph.edges:
+        if edge.join and edge.target not in joins:  # validated: every join into a node is the same set
+            joins[edge.target] = frozenset(edge.join)
 
     def hop(source: str, target: str, label: str | None, unconditional: bool, fanout: tuple[str, ...] = ()) -> Hop:
         targets = fanout or (target,)
@@ -94,7 +97,7 @@ def compile_graph(graph: Graph, _within: tuple[str, ...] = ()) -> Plan:
     start = nodes.pop(START)
     return Plan(
         name=graph.name,
-        schema=Schema(graph.state, identify=_identify_message),
+        schema=schema,
         nodes=nodes,
         start=start,
         edges=tuple(graph.edges),
@@ -122,9 +125,14 @@ def compile_graph(graph: Graph, _within: tuple[str, ...] = ()) -> Plan:
 
 def _validate(
     graph: Graph, nodes: Mapping[str, NodeSpec], edges: list[Edge], routers: Mapping[str, Router]
-) -> dict[str, list[Edge]]:
-    """Every build rule the graph breaks, raised at once; the edges out of each node."""
+) -> tuple[dict[str, list[Edge]], Schema]:
+    """Every build rule the graph breaks (its state's included), raised at once; the edges
+    out of each node, and the state's schema."""
     problems: list[str] = []
+    try:
+        schema = Schema(graph.state, identify=_identify_message, graph=str(graph.name))
+    except GraphValidationError as exc:
+        problems.extend(exc.problems)
     known = set(nodes)
     if not isinstance(graph.name, str) or not graph.name.strip():
         problems.append("the graph name is empty")
@@ -147,29 +155,33 @@ def _validate(
 
     out: dict[str, list[Edge]] = {}
     joined: dict[str, tuple[str, ...]] = {}
+    checked: tuple[str, ...] = ()
     for edge in edges:
-        where = f"edge {' & '.join(edge.join) or edge.source} -> {' & '.join(edge.targets)}"
         if edge.source == END:
-            problems.append(f"{where}: END is terminal; no edge may leave it")
+            problems.append(f"{_where(edge)}: END is terminal; no edge may leave it")
         elif edge.source != START and edge.source not in known:
             problems.append(
-                f"{where}: unknown source node {edge.source!r}{did_you_mean(edge.source, known)}"
+                f"{_where(edge)}: unknown source node {edge.source!r}{did_you_mean(edge.source, known)}"
             )
         for target in edge.targets:
             if target == START:
-                problems.append(f"{where}: no edge may lead back to START")
+                problems.append(f"{_where(edge)}: no edge may lead back to START")
             elif target != END and target not in known:
-                problems.append(f"{where}: unknown target node {target!r}{did_you_mean(target, known)}")
+                problems.append(f"{_where(edge)}: unknown target node {target!r}{did_you_mean(target, known)}")
         if edge.fanout and (END in edge.fanout or len(set(edge.fanout)) < len(edge.fanout)):
-            problems.append(f"{where}: a fan-out runs distinct nodes together; END and repeats have no place in it")
+            problems.append(
+                f"{_where(edge)}: a fan-out runs distinct nodes together; END and repeats have no place in it"
+            )
         if edge.each is not None and edge.target == END:
-            problems.append(f"{where}: a map (each=) runs a node per item; END is not one")
-        if edge.join:
+            problems.append(f"{_where(edge)}: a map (each=) runs a node per item; END is not one")
+        # A join of n nodes is n edges sharing one tuple: checked once, not n times over its n names.
+        if edge.join and edge.join is not checked:
+            checked = edge.join
             if edge.target == END or len(set(edge.join)) < len(edge.join) or START in edge.join:
-                problems.append(f"{where}: a join waits for distinct nodes into a node")
+                problems.append(f"{_where(edge)}: a join waits for distinct nodes into a node")
             elif joined.setdefault(edge.target, edge.join) != edge.join:
                 problems.append(
-                    f"{where}: node {edge.target!r} already joins {' & '.join(joined[edge.target])}; "
+                    f"{_where(edge)}: node {edge.target!r} already joins {' & '.join(joined[edge.target])}; "
                     "a node waits for one set of nodes"
                 )
         out.setdefault(edge.source, []).append(edge)
@@ -218,7 +230,12 @@ def _validate(
                 )
     if problems:
         raise GraphValidationError(str(graph.name), problems)
-    return out
+    return out, schema
+
+
+def _where(edge: Edge) -> str:
+    """The edge as written, for a problem's message (built only then: a wide join's text is long)."""
+    return f"edge {' & '.join(edge.join) or edge.source} -> {' & '.join(edge.targets)}"
 
 
 def _identify_message(item: Any) -> Any:

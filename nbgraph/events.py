@@ -166,9 +166,13 @@ def to_ndjson(events: Iterable[pydantic.BaseModel]) -> str:
 
 
 def parse_ndjson(text: str) -> Iterator[Any]:
-    """Parse NDJSON back into event models (the inverse of :func:`to_ndjson`)."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+    """Parse NDJSON back into event models (the inverse of :func:`to_ndjson`).
+
+    Lines end at ``\\n`` only (a ``\\r`` before it is JSON whitespace): JSON writes U+2028,
+    U+0085 and the like as they are, and ``str.splitlines()`` would cut a string there.
+    """
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip(" \t\r"):  # JSON's whitespace only: a line of U+2028 is not blank
             continue
         try:
             yield _adapter().validate_json(line)

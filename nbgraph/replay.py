@@ -373,7 +373,8 @@ def _read(source: str | os.PathLike[str]) -> str:
         path = os.fspath(source)
         if not os.path.exists(path):
             raise FileNotFoundError(f"no NDJSON trace at {path!r} (give the trace's text, or the path of a file holding it)")
-        with open(path, encoding="utf-8") as handle:
+        # newline="": the text as written; parse_ndjson splits it at "\n" alone.
+        with open(path, encoding="utf-8", newline="") as handle:
             return handle.read()
     return source
 

@@ -708,3 +708,153 @@ def _cpu_seconds(text: str, *, runs: int, under: float = 0.0) -> float:
         if under and (best < under or spent > 3 * under):
             break
     return best
+
+
+# str.splitlines() ends a line at each of these; Python accepts every one in a string literal or a comment.
+NOT_LINE_ENDS = {
+    "line separator": "\u2028",
+    "paragraph separator": "\u2029",
+    "next line": "\x85",
+    "form feed": "\x0c",
+    "vertical tab": "\x0b",
+    "file separator": "\x1c",
+    "group separator": "\x1d",
+    "record separator": "\x1e",
+}
+
+
+@pytest.mark.parametrize("char", NOT_LINE_ENDS.values(), ids=NOT_LINE_ENDS.keys())
+class TestLinesSplitAsPythonSplitsThem:
+    def test_a_string_literal_in_a_condition_holds_it(self, char):
+        g = parse(f"START -> a\na -> b if state.s == 'x{char}y'\na -> END\nb -> END", PNS, "literal")
+        assert g.edges[1].label == f"state.s == 'x{char}y'"
+        assert g.invoke({"s": f"x{char}y"}).path == ["a", "b"]
+        assert g.invoke({"s": "xy"}).path == ["a"]
+
+    def test_a_comment_holds_it(self, char):
+        g = parse(f"START -> a  # a{char}b -> c\na -> END", PNS, "comment")
+        assert [(e.source, e.target) for e in g.edges] == [(START, "a"), ("a", END)]
+
+    def test_errors_after_it_name_their_line_and_column(self, char):
+        line = f"a -> b if state.s == '{char}' and ("
+        error = error_of(f"START -> a  # {char}\n{line}\nb -> END")
+        assert (error.line, error.column, error.source_line) == (2, line.index("(") + 1, line)
+        assert error.message == "invalid condition: '(' was never closed"
+        error = error_of(f"START -> a if '{char}' == state.s  # {char}\na -> END\nnope -> END", PNS)
+        assert (error.line, error.column, error.source_line) == (3, 1, "nope -> END")
+
+    def test_a_node_body_keeps_it_in_its_strings_and_comments(self, char):
+        fn = compile_node_body("keep", f"text = 'a{char}b'  # c{char}d\nreturn {{'text': text}}", {})
+        assert fn(None, None) == {"text": f"a{char}b"}
+        with pytest.raises(GraphSyntaxError) as info:
+            compile_node_body("late", f"text = 'a{char}b'\nreturn {{'text': text", {}, first_line=2)
+        assert (info.value.line, info.value.column, info.value.source_line) == (3, 8, "return {'text': text")
+
+
+def test_crlf_and_a_lone_cr_end_lines_as_in_python():
+    g = parse("START -> a\r\na -> b\rb -> END\r", PNS, "cr")
+    assert g.invoke({}).path == ["a", "b"]
+    error = error_of("START -> a\r\na -> b\rb -> nope", PNS)
+    assert (error.line, error.column, error.source_line) == (3, 6, "b -> nope")
+    assert compile_node_body("cr", "x = 1\rreturn {'x': x}\r\n", {})(None, None) == {"x": 1}
+
+
+class TestNodeBodyErrors:
+    def test_a_multi_line_string_keeps_its_text(self):
+        fn = compile_node_body("poem", 'text = """one\n  two\n"""\nreturn {"text": text}', {})
+        assert fn(None, None) == {"text": "one\n  two\n"}
+
+    @pytest.mark.parametrize(("body", "message", "line", "column"), [
+        ("x = 1\ncontinue", "'continue' not properly in loop", 3, 1),
+        ("for x in state:\n    pass\nbreak", "'break' outside loop", 4, 1),
+        ("def inner():\n    nonlocal missing", "no binding for nonlocal 'missing' found", 3, 5),
+        ("x = 1\nnonlocal x", "name 'x' is assigned to before nonlocal declaration", 3, 1),
+        ("f = lambda: await ctx.ask()", "'await' outside async function", 2, 13),
+        ("def inner():\n    from os import *", "import * only allowed at module level", 3, 20),
+        ("note = 'é' + 'é'; continue", "'continue' not properly in loop", 2, 19),  # columns count characters
+    ], ids=["continue", "break", "nonlocal", "nonlocal-after", "await-in-lambda", "star-import", "non-ascii"])
+    def test_what_compiling_finds_after_parsing_is_a_language_error(self, body, message, line, column):
+        with pytest.raises(GraphSyntaxError) as info:
+            compile_node_body("bad", body, {}, first_line=2)
+        error = info.value
+        assert (error.message, error.line, error.column, error.cell) == (message, line, column, "%%node")
+        assert f"%%node cell, line {line}, column {column}: {message}" in str(error)
+
+    @pytest.mark.parametrize(("body", "at"), [
+        ("x = 1\nreturn " + "-" * 600 + "1", (3, 1)),  # within Python's limits, past this one
+        ("x = 1\nreturn " + "-" * 3000 + "1", (3, 1)),  # past Python's (from most stacks) too
+        ("x = 1\ny = 2\n  # a comment\nreturn " + "not " * 100_000 + "1", (5, 1)),
+        ("return 1" + " + 1" * 100_000, (2, 1)),
+        ("if state:\n    return " + "lambda: " * 10_000 + "1", (3, 5)),
+        ("if " + "-" * 3000 + "1:\n    pass", (2, 1)),
+        ("if a:\n    pass\n" + "elif a:\n    pass\n" * 600, (1000, 1)),  # the elif whose condition is 501 deep
+    ], ids=["unary-600", "unary-3000", "not-100000", "sum-100000", "lambdas", "block-header", "elif-chain"])
+    def test_too_deep_is_refused_at_its_line_with_the_limit(self, body, at):
+        with pytest.raises(GraphSyntaxError) as info:
+            compile_node_body("deep", body, {}, first_line=2)
+        assert info.value.message == (
+            "nested too deeply to compile: a %%node body nests at most 500 levels (each bracket, operator, call "
+            "and block is one); split it into smaller expressions or functions"
+        )
+        assert (info.value.line, info.value.column) == at
+
+    def test_the_limit_itself_compiles(self):
+        assert compile_node_body("deep", "return " + "-" * 498 + "1", {})(None, None) == 1
+        with pytest.raises(GraphSyntaxError, match="at most 500 levels"):
+            compile_node_body("deep", "return " + "-" * 499 + "1", {})
+
+    def test_too_many_brackets_is_pythons_own_limit(self):
+        with pytest.raises(GraphSyntaxError) as info:
+            compile_node_body("deep", "x = 1\nreturn " + "(" * 5000, {}, first_line=2)
+        assert (info.value.message, info.value.line, info.value.column) == ("too many nested parentheses", 3, 208)
+
+    @pytest.mark.parametrize("char", ["\x00", "\ud800"], ids=["null", "lone-surrogate"])
+    def test_a_character_python_code_cannot_hold(self, char):
+        with pytest.raises(GraphSyntaxError) as info:
+            compile_node_body("bad", f"x = 1\ntext = 'a{char}b'", {}, first_line=2)
+        error = info.value
+        assert error.message == f"Python code cannot hold the character {char!a}"
+        assert (error.line, error.column, error.source_line) == (3, 10, "text = 'a?b'")
+
+
+class _CountedName(str):
+    """A node name that counts how often it is hashed or compared: the work done per arm of a join."""
+
+    touched = 0
+
+    def __hash__(self) -> int:
+        _CountedName.touched += 1
+        return str.__hash__(self)
+
+    def __eq__(self, other: object) -> bool:
+        _CountedName.touched += 1
+        return str.__eq__(self, other)
+
+
+class TestWideJoins:
+    def test_compiling_a_join_touches_each_arm_a_fixed_number_of_times(self):
+        def touches(arms: int) -> int:
+            names = [_CountedName(f"arm{i}") for i in range(arms)]
+            g = Graph("wide")
+            for name in names:
+                g.add_node(name, a)
+            g.add_node("merge", merge)
+            g.add_edge(START, names)
+            g.add_edge(names, "merge")
+            g.add_edge(names, "merge")  # the same join again: a node waits for one set, written twice or not
+            g.add_edge("merge", END)
+            _CountedName.touched = 0
+            g.compile()
+            return _CountedName.touched
+
+        small, large = touches(500), touches(2000)
+        assert small > 500
+        assert large <= 4.5 * small  # four times the arms, four times the work; a quadratic check did sixteen
+
+    def test_a_wide_join_from_the_cell(self):
+        arms = [f"arm{i}" for i in range(2000)]
+        joined = " & ".join(arms)
+        g = parse(f"START -> {joined}\n{joined} -> merge -> END", {**PNS, **{name: a for name in arms}}, "wide")
+        joins = [e for e in g.edges if e.join]
+        assert [e.source for e in joins] == arms
+        assert {e.join for e in joins} == {tuple(arms)} and {e.target for e in joins} == {"merge"}

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import warnings
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nbgraph import Graph
-from nbgraph.dsl import GraphSyntaxError, parse
+from nbgraph.dsl import GraphSyntaxError, compile_node_body, parse
 
 
 def _sub() -> Graph:
@@ -122,6 +123,11 @@ SHAPES = st.sampled_from([
 ])
 
 
+def python_lines(text: str) -> int:
+    """How many lines Python reads in ``text``: universal newlines end them, nothing else does."""
+    return len(io.StringIO(text, newline=None).readlines())
+
+
 def check(text: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # unreachable-node warnings are not errors
@@ -129,7 +135,7 @@ def check(text: str) -> None:
             parse(text, NAMESPACE, "prop")
         except GraphSyntaxError as exc:
             assert exc.message.strip() and not exc.message.rstrip().endswith(":"), "an error without its detail"
-            assert 1 <= exc.line <= max(1, len(text.splitlines()))
+            assert 1 <= exc.line <= max(1, python_lines(text))
             assert exc.column >= 1
             str(exc)
 
@@ -169,3 +175,76 @@ def test_cells_in_the_grammar(text):
 @given(st.integers(190, 215), SHAPES)
 def test_parentheses_around_the_limit(depth, shape):
     check(shape.format("(" * depth + "state.n" + ")" * depth))
+
+
+LITERAL_TEXT = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="'\\\r\n\x00"), max_size=30)
+"""What a one-line string literal or a comment may hold: any character but its quote, a backslash and a line end."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(LITERAL_TEXT, LITERAL_TEXT)
+def test_a_literal_or_comment_python_accepts_is_accepted(inside, note):
+    condition = f"state.s == '{inside}'"
+    compile(f"{condition}  # {note}", "<condition>", "eval")  # Python takes both
+    g = parse(f"START -> a  # {note}\na -> b if {condition}  # {note}\na -> END\nb -> END", NAMESPACE, "literal")
+    assert g.invoke({"s": inside}).path == ["a", "b"]
+    assert g.invoke({"s": inside + "?"}).path == ["a"]
+
+
+# -- %%node bodies ------------------------------------------------------------------------
+
+BODY_TOKENS = st.sampled_from(
+    ["return", "{'x': 1}", "state", "ctx", "await", "ctx.ask()", "yield", "continue", "break", "nonlocal x",
+     "global x", "x", "=", "1", "(", ")", "[", "]", "{", "}", ":", "if", "else", "elif", "for", "in", "while",
+     "def f():", "async", "lambda:", "class C:", "try:", "except:", "finally:", "with", "as", "pass", "not", "-",
+     "+", "*", "**", ",", ".", "'", '"', '"""', "#", "\\", "\n", "\n    ", "\n        ", "\r", "\r\n", "\t", " ",
+     "\u2028", "\x0c", "\x85", "\x1c", "\x00", "\ud800", "é", "f'{", "}'", ":=", "@", "del", "from os import *",
+     "raise", "x = 1", "'\u2028'", "# \u2028 x", "'''\n'''", "async for", "[x async for x in y]", "*x", "is 1", "'\\d'"]
+)
+STATEMENTS = st.sampled_from(
+    ["continue", "break", "nonlocal x", "nonlocal state", "global state", "return {'x': 1}", "yield 1",
+     "x = await ctx.ask()", "del state", "def g(a, a): pass", "def g():\n    nonlocal x", "class C:\n    return 1",
+     "def g():\n    x = 1\n    global x", "def g():\n    from os import *", "x = yield from y", "f = lambda: await x",
+     "for t in state:\n    continue", "while x:\n    break\nelse:\n    continue", "x: int = 1", "return",
+     "async def g():\n    yield 1\n    return 2", "try:\n    pass\nfinally:\n    continue", "if x:", "    x = 1",
+     "t = '''a\u2028\n  b'''", "t = 'a\x0cb\x1cc\x85d'  # \u2028 e", "match x:\n    case 1:\n        pass",
+     "print(f'{x!z}')", "x = 1" + "0" * 5000, "x = 'a' 'b' f'{1}'"]
+)
+
+
+@st.composite
+def bodies(draw) -> str:
+    """Statements right or wrong only in their place, token soup, and nesting near or far past the limits."""
+    parts = draw(st.lists(st.one_of(
+        STATEMENTS,
+        st.lists(BODY_TOKENS, max_size=10).map(" ".join),
+        nested().map(lambda expr: f"return {expr}"),
+        nested().map(lambda expr: f"if {expr}:\n    pass"),
+    ), min_size=1, max_size=5))
+    return draw(st.sampled_from(["\n", "\r\n", "\r"])).join(parts)
+
+
+def check_body(body: str) -> None:
+    try:
+        fn = compile_node_body("prop", body, {}, first_line=2)
+    except GraphSyntaxError as exc:
+        assert exc.message.strip(), "an error without its detail"
+        assert exc.cell == "%%node"
+        assert 2 <= exc.line <= 1 + max(1, python_lines(body))
+        assert exc.column >= 1
+        str(exc)
+    else:
+        assert callable(fn)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bodies())
+def test_a_node_body_compiles_or_is_a_language_error(body):
+    """Whatever fails, in parsing, in compiling or for its depth, is a GraphSyntaxError at a cell line."""
+    check_body(body)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=80))
+def test_any_text_as_a_node_body(body):
+    check_body(body)

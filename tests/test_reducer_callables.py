@@ -207,6 +207,7 @@ class TestRefused:
             f"state State, field 'one': its reducer <lambda>(value) {two}",
             f"state State, field 'keyword': its reducer <lambda>(current, *, update) {two}",
         ]
+        assert caught.value.graph == "one"  # listed with the graph's other problems, under its name
 
     @pytest.mark.parametrize(
         ("annotation", "found"),

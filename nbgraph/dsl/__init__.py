@@ -1,6 +1,8 @@
 """The ``%%graph`` language: cell text in, a :class:`~nbgraph.Graph` out (pure; no IPython).
 
-Grammar (one statement per line; ``#`` starts a comment; blank lines are ignored)::
+Grammar (one statement per line; ``#`` starts a comment; blank lines are ignored; lines
+end where Python's do, at ``\\n``, ``\\r\\n`` or a lone ``\\r``, so a string literal or a
+comment may hold U+2028, a form feed and the like)::
 
     cell      := { line }
     line      := edges | router | node

@@ -27,6 +27,7 @@ from ._scan import (
     _Line,
     _python_if,
     _shown,
+    _source_lines,
     _strip_comment,
     _top_separators,
     _via_tail,
@@ -93,7 +94,7 @@ class _Parser:
     def __init__(
         self, text: str, namespace: Mapping[str, Any], nodes: Mapping[str, Any], first_line: int, name: str = ""
     ) -> None:
-        self.lines = text.splitlines()
+        self.lines = _source_lines(text)
         self.first_line = first_line
         self.namespace = namespace
         self.nodes = nodes

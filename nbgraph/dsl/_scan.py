@@ -19,6 +19,21 @@ _SHOWN = 60
 """The most characters of the offending text an error message quotes."""
 
 
+_LINE_END = re.compile(r"\r\n?|\n")
+
+
+def _source_lines(text: str) -> list[str]:
+    """``text`` split into lines as Python splits source: at ``\\n``, ``\\r\\n`` and a lone ``\\r`` only.
+
+    Not ``str.splitlines()``: it also ends a line at characters a string literal or a
+    comment may hold (U+2028, U+0085, ``\\x0c``, ``\\x1c``, ...).
+    """
+    lines = _LINE_END.split(text)
+    if not lines[-1]:
+        lines.pop()  # a final line end closes the last line, it does not open another
+    return lines
+
+
 @dataclass
 class _Line:
     number: int

@@ -18,6 +18,7 @@ _log = logging.getLogger("nbgraph.llm")
 def _demo_reply(messages: Sequence[Any]) -> str:
     system = next((m.content for m in messages if m.role == "system"), "")
     last_user = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    # Every line break ends the summary, U+2028 too: the reply is one line, and no format is parsed here.
     task = system.strip().splitlines()[0] if system.strip() else "answer"
     subject = last_user.strip().splitlines()[0][:80] if last_user.strip() else "the conversation so far"
     return f"[offline demo model] {task.rstrip('.')}: a short, made-up reply about {subject}."
