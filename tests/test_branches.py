@@ -262,6 +262,90 @@ class TestSettle:
         ]
 
 
+class TestFailFastNamesTheBranchThatRaised:
+    """Whatever the order of the branches and when each finishes, the reason names the one that
+    raised; a sibling the engine cancelled is never the reason."""
+
+    SHAPES = ("map", "send", "fan-out", "sub-graph")
+
+    @staticmethod
+    def shaped(shape: str, names: list[str], work) -> Graph:
+        def arm(name):
+            async def node(state):
+                return await work(name)
+            return node
+
+        g = Graph(shape, state=Bag)
+        if shape == "map":
+            g.add_node("work", work)
+            g.add_edge(START, "work", each=lambda s: names)
+            g.add_edge("work", END)
+        elif shape == "send":
+            g.add_node("plan", lambda s: [Send("work", name) for name in names], destinations=["work"])
+            g.add_node("work", work)
+            g.add_edge(START, "plan")
+            g.add_edge("work", END)
+        else:
+            fan = Graph("fan", state=Bag)
+            for name in names:
+                fan.add_node(name, arm(name))
+                fan.add_edge(name, END)
+            fan.add_edge(START, names)
+            if shape == "fan-out":
+                return fan
+            g.add_node("inner", fan)
+            g.add_edge(START, "inner")
+            g.add_edge("inner", END)
+        return g
+
+    @pytest.mark.parametrize("shape", SHAPES)
+    async def test_under_random_orders_and_timings(self, shape):
+        rng = random.Random(f"fail-fast {shape}")
+        for _ in range(12):
+            names = rng.sample(["x", "y", "z", "w", "v"], 4)
+            bad = rng.choice(names)
+            delays = {name: rng.uniform(0, 0.02) for name in names}
+            delays[bad] = rng.uniform(0, 0.004)
+
+            async def work(name):
+                await asyncio.sleep(delays[name])
+                if name == bad:
+                    raise ValueError(f"{name} is bad")
+                return {"got": [name]}
+
+            async with asyncio.timeout(10):
+                result = await self.shaped(shape, names, work).ainvoke({})
+            assert result.outcome == "failed"
+            assert "CancelledError" not in result.reason
+            index = names.index(bad)
+            if shape in ("map", "send"):
+                assert result.reason.startswith(f"branch 'work[{index}]' (node 'work', payload {bad!r}) failed at step ")
+            elif shape == "fan-out":
+                assert result.reason.startswith(f"branch {bad!r} (node {bad!r}) failed at step ")
+            else:
+                assert result.reason.startswith(f"branch {bad!r} (node 'inner/{bad}') failed at step ")
+            assert result.reason.endswith(f"ValueError: {bad} is bad"), result.reason
+
+
+class TestSettleAllListsEveryFailure:
+    async def test_each_failed_branch_is_an_error_event_and_a_record(self):
+        async def work(item):
+            await asyncio.sleep(0)
+            if item in (2, 4):
+                raise ValueError(f"no {item}")
+            return {"got": [str(item)]}
+
+        events = []
+        result = await mapped(work, items=[1, 2, 3, 4], settle="all").ainvoke({}, on_event=events.append)
+        assert result.outcome == "done"
+        assert [(e.branch, e.error) for e in events if e.type == "error"] == [
+            ("work[1]", "branch 'work[1]' (node 'work') failed at step 3: ValueError: no 2"),
+            ("work[3]", "branch 'work[3]' (node 'work') failed at step 5: ValueError: no 4"),
+        ]
+        # The trace rebuilt from the history lists them too.
+        assert [e for e in result.events() if e.type == "error"] == [e for e in events if e.type == "error"]
+
+
 # -- 3. stopping a run while its branches wait --------------------------------------------------
 
 

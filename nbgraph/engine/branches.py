@@ -29,7 +29,7 @@ from .calls import Called, ChildStopped, TimedOut, enter_event, fold, invoke, ma
 from .context import Context
 from .ending import Ending
 from .limits import Aborted, branch_waits
-from .listeners import interrupt, resume, step_end_events
+from .listeners import error_event, interrupt, resume, step_end_events
 from .people import ASK_BUDGET, PauseRequested, apply_verdict, approve_step, ask_budget
 from .slots import Failed, Halted, Parked, Slot, keep, kept_pause, number, restored, undo
 from .stops import Stopped, failure, hit_max_steps, interrupted
@@ -60,8 +60,9 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
     settled = {entry["step"]: entry for entry in level.settled}
     level.settled = []
     results: list[Any] = [None] * n
+    raised: list[int] = []
     try:
-        await _run(walker, level, slots, settled, results)
+        await _run(walker, level, slots, settled, results, raised)
     except Aborted as aborted:
         keep(level, slots, results)  # what finished before the stop is not run again on resume
         ending = undo(level, slots, base, Ending("aborted", aborted.reason))
@@ -72,9 +73,9 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
         keep(level, slots, results)
         why = "cancelled" if isinstance(stop, asyncio.CancelledError) else "interrupted (KeyboardInterrupt)"
         return undo(level, slots, base, Ending("aborted", f"{why} during {n} branches at step {base + 1}"))
-    failed = next(((slot, r) for slot, r in zip(slots, results) if isinstance(r, Failed)), None)
-    if failed is not None and plan.settle == "fail_fast":
-        slot, result = failed
+    if raised and plan.settle == "fail_fast":
+        first = raised[0]
+        slot, result = slots[first], results[first]
         level.records.extend(result.records)
         keep(level, slots, results)
         ending = failure(walker, level, None, _BranchFailed(slot, result.error), slot.step)
@@ -126,8 +127,12 @@ async def superstep(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
     return next_frames
 
 
-async def _run(walker: Walker, level: Level, slots: list[Slot], settled: dict[int, Any], results: list[Any]) -> None:
-    """Run every slot's node, putting each one's result in ``results`` (in slot order) as it settles."""
+async def _run(
+    walker: Walker, level: Level, slots: list[Slot], settled: dict[int, Any], results: list[Any], raised: list[int]
+) -> None:
+    """Run every slot's node, putting each one's result in ``results`` (in slot order) as it
+    settles, and the slots that failed of themselves in ``raised`` (in the order they failed;
+    a branch cancelled because another failed is not one)."""
     plan = level.plan
     statuses = ["waiting"] * len(slots)
     tasks: list[asyncio.Task[None]] = []
@@ -159,8 +164,12 @@ async def _run(walker: Walker, level: Level, slots: list[Slot], settled: dict[in
             raise
         result = results[i]
         statuses[i] = "failed" if isinstance(result, Failed) else "paused" if isinstance(result, Parked) else "done"
-        if fail_fast and isinstance(result, Failed):
-            cancel_others()
+        if isinstance(result, Failed) and not isinstance(result.error, asyncio.CancelledError):
+            raised.append(i)
+            if fail_fast:
+                cancel_others()
+            elif result.records:
+                results[i] = _listed(walker, slot, result)
 
     walker.supersteps[level] = (slots, statuses)
     try:
@@ -406,6 +415,19 @@ def _route(walker: Walker, level: Level, slots: list[Slot], results: list[Any]) 
         records.append(result.records[-1]._replace(edge=hop.edge))
         taken.append((frame._replace(branch=None) if frame.payload is not NO_PAYLOAD else frame, hop))
     return records, taken
+
+
+def _listed(walker: Walker, slot: Slot, result: Failed) -> Failed:
+    """A branch that failed with ``settle="all"``: its step goes on without it, and its record
+    carries an error event naming it (live now, and in every trace rebuilt from the history)."""
+    record = result.records[-1]
+    event = error_event(
+        walker.thread, record.step, record.node, record.path, record.branch,
+        f"branch {record.branch!r} (node {record.path!r}) failed at step {record.step}: {record.error}",
+        type(result.error).__name__,
+    )
+    walker.listeners.emit(event)
+    return result._replace(records=(*result.records[:-1], record._replace(events=(*record.events, event))))
 
 
 class _BranchFailed(NbgraphError):
