@@ -187,14 +187,33 @@ class TestDurable:
         assert [s.node for s in done.history] == ["a", "b", "c", "d"]
         assert done.history[1].edge.target == "c"
 
-    def test_the_answer_is_checked_and_needed(self):
+    def test_the_answer_is_checked_and_any_case_goes(self):
         g = chain().breakpoints(before=["b"])
         paused = g.invoke({"n": 1})
-        with pytest.raises(ResumeError, match=r"is paused at the breakpoint before 'b'; pass answer='continue'"):
-            g.resume(paused.thread)
         with pytest.raises(ResumeError, match=r"a breakpoint is answered with 'continue', 'step' or 'stop'; got 'go'"):
             g.resume(paused, "go")
         assert g.resume(paused, "Continue").outcome == "done"  # any case
+
+    def test_a_resume_without_an_answer_goes_on_from_a_breakpoint(self):
+        ran: list[str] = []
+        g = chain(ran).breakpoints(before=["b"], after=["c"])
+        paused = g.invoke({"n": 1})
+        again = g.resume(paused.thread)  # a breakpoint asks no question: as 'continue'
+        assert (again.outcome, again.pending.at, again.pending.path, ran) == ("interrupted", "after", "c", ["a", "b", "c"])
+        assert g.resume(again.thread).outcome == "done" and ran == ["a", "b", "c", "d"]
+
+    def test_a_resume_without_an_answer_goes_on_from_breakpoints_in_every_branch(self):
+        g = Graph("fan")
+        g.add_node("a", lambda s: {"a": 1})
+        g.add_node("b", lambda s: {"b": 1})
+        g.add_edge(START, ["a", "b"])
+        g.add_edge("a", END)
+        g.add_edge("b", END)
+        g.breakpoints(before=["a", "b"])
+        paused = g.invoke({})
+        assert sorted(p.path for p in paused.pauses) == ["a", "b"]
+        done = g.resume(paused.thread)
+        assert done.outcome == "done" and done.state == {"a": 1, "b": 1}
 
     def test_step_pauses_before_the_next_node_and_continue_at_the_next_breakpoint(self):
         ran: list[str] = []

@@ -311,12 +311,16 @@ def open_thread(
                 f"{_told(answer, pause_id, story)}; resume it without one"
             )
         return last, ()
+    if answer is None and pause_id is None and all(pause.kind == "breakpoint" for pause in last.pauses):
+        answer = {pause.id: None for pause in last.pauses}  # a breakpoint asks no question: each goes on
     given = bind(last.pauses, answer, pause_id, thread=thread, story=story)
     open_ = {pause.id: pause for pause in last.pauses}
     answered = []
     for pid, value in given.items():
         pause = open_[pid]
-        if value is None:
+        if value is None and pause.kind == "breakpoint":
+            value = "continue"
+        elif value is None:
             _ask_for_answer(thread, pause)
         check_storable(value, pause)
         answered.append((pause, read_answer(pause, value)))
@@ -333,12 +337,7 @@ def _told(answer: Any, pause_id: str | None, story: Any) -> str:
 
 
 def _ask_for_answer(thread: str, pause: Pause) -> None:
-    """A resume without an answer, of a thread that waits for one: say what to pass."""
-    if pause.kind == "breakpoint":
-        raise ResumeError(
-            f"thread {thread!r} is paused at the breakpoint {pause.at} {pause.path!r}; pass answer='continue' "
-            "(on to the next breakpoint), 'step' (pause before the next node) or 'stop'"
-        )
+    """A resume without an answer, of a thread whose pause asks a question: say what to pass."""
     if pause.kind == "budget":
         raise ResumeError(
             f"thread {thread!r} is paused before {pause.path!r}: {pause.prompt}; pass the raised limits, "
