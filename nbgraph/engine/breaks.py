@@ -5,34 +5,27 @@ paths by ``compile()``) or, on a resume, from its thread. They travel with the
 thread's checkpoints in the answers, under a reserved slot, so a resume in another
 process with a fresh graph object pauses where the run would have. A run without
 breakpoints or step mode never builds one of these: its walker checks one
-attribute per step. Here too: setting a run's breakpoints, a step taken with them
-(``advance_watched``), and the pauses before and after a node.
+attribute per step. Here too: setting a run's breakpoints, and the pauses before and
+after a node.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..history import Frame
 from ..names import new_id
-from .ending import Ending
-from .listeners import interrupt, node_exit, resume, route_event
-from .people import PauseRequested, take_answered_step, wait_for_person
-from .stops import interrupted, stop_here
+from .listeners import interrupt, node_exit, resume
+from .people import PauseRequested, wait_for_person
 
 if TYPE_CHECKING:
     from ..history import Step
     from ..pauses import Pause
     from ..plan import Breakpoints
-    from .levels import Level
     from .walker import Walker
 
-__all__ = [
-    "SLOT", "Breaks", "advance_watched", "break_pause", "pause_after", "pause_before", "set_breaks", "settle_resumed_break",
-    "stop_reason", "take_break_answer",
-]
+__all__ = ["SLOT", "Breaks", "break_pause", "pause_after", "pause_before", "set_breaks", "stop_reason", "take_break_answer"]
 
 SLOT = "__breakpoints__"
 """Where a thread's checkpoints keep its breakpoints, among the answers (a reserved slot)."""
@@ -107,7 +100,8 @@ def set_breaks(walker: Walker, breaks: Breaks | None) -> None:
     if breaks is None or breaks.idle:
         answers.pop(SLOT, None)
         # Pauses a resume answered still need the check that finds them.
-        walker.breaks = (breaks or Breaks()) if walker.passing else None
+        resumed = walker.resumed
+        walker.breaks = (breaks or Breaks()) if resumed is not None and resumed.breaks_waiting else None
     else:
         answers[SLOT] = breaks.to_json()
         walker.breaks = breaks
@@ -118,34 +112,6 @@ def take_break_answer(walker: Walker, answer: str) -> None:
     breaks = walker.breaks or Breaks()
     breaks.stepping = answer == "step"
     set_breaks(walker, breaks)
-
-
-async def advance_watched(walker: Walker, level: Level, frame: Frame) -> tuple[Frame, ...] | Ending:
-    """:meth:`Walker.advance` in a run with breakpoints: a pause before the node, one after
-    it, and a stop once the step is saved."""
-    breaks = walker.breaks
-    held: tuple[Any, ...] = ()
-    if walker.passing or (breaks is not None and (breaks.stepping or frame.path in breaks.before)):
-        step = level.steps + 1
-        try:
-            got = await pause_before(walker, frame, step)
-        except PauseRequested as paused:
-            level.frames = (frame,)  # the node has not run: it runs on resume
-            return interrupted(walker, paused.pause)
-        except asyncio.CancelledError:
-            level.frames = (frame,)
-            return Ending("aborted", f"cancelled at the breakpoint before {frame.path!r} (step {step})")
-        if got is not None:
-            held, stop = got
-            if stop is not None:
-                return stop_here(walker, level, stop)
-    frames = await walker.advance(level, frame, held)
-    if walker.halt is not None:
-        reason, walker.halt = walker.halt, None
-        if type(frames) is not Ending:
-            level.frames = frames  # the step is routed and saved: a resume goes on from here
-            return stop_here(walker, level, reason)
-    return frames
 
 
 # -- pausing at them -----------------------------------------------------------------------
@@ -168,7 +134,8 @@ async def pause_before(walker: Walker, frame: Frame, step: int) -> tuple[tuple[A
     Raises:
         PauseRequested: a durable run cannot wait; the node has not run.
     """
-    kept = walker.passing.pop((frame.path, frame.branch), None) if walker.passing else None
+    resumed = walker.resumed
+    kept = resumed.break_before((frame.path, frame.branch)) if resumed is not None else None
     if kept is not None and kept[1] is not None:
         pause, answer = kept
         events: Any = (interrupt(walker.thread, step, pause), resume(walker.thread, step, pause, answer))
@@ -185,9 +152,9 @@ async def pause_before(walker: Walker, frame: Frame, step: int) -> tuple[tuple[A
     return tuple(events), stop_reason(pause) if answer == "stop" else None
 
 
-async def pause_after(walker: Walker, record: Step, update: Any) -> tuple[Step, str | None]:
-    """A breakpoint after ``record``'s node ran (its routing still to do): the record with
-    the pause's events, and why the run stops if the answer was ``stop``.
+async def pause_after(walker: Walker, record: Step, update: Any, events: list[Any]) -> str | None:
+    """A breakpoint after ``record``'s node ran (its routing still to do): why the run stops
+    if the answer was ``stop``. The pause's events go into ``events`` as they happen.
 
     Raises:
         PauseRequested: a durable run cannot wait; the pause carries the step.
@@ -197,23 +164,6 @@ async def pause_after(walker: Walker, record: Step, update: Any) -> tuple[Step, 
     if not walker.live:
         raise PauseRequested(pause)
     walker.listeners.emit_step_if(lambda: node_exit(walker.thread, record))
-    events: list[Any] = []
     answer = await wait_for_person(walker, pause, None, events)
     take_break_answer(walker, answer)
-    return record._replace(approval_events=tuple(events)), stop_reason(pause) if answer == "stop" else None
-
-
-def settle_resumed_break(walker: Walker, pause: Pause, answer: str) -> Ending | None:
-    """Route on from the step a resumed run was paused after (its breakpoint's answer brought
-    by the resume); ``stop`` ends the run once the step is routed."""
-    record = take_answered_step(walker, pause, answer)
-    take_break_answer(walker, answer)
-    hop = walker.plan.hop_of(record.edge) if record.edge is not None else walker.route_from(record)
-    record = record._replace(edge=hop.edge)
-    walker.history.append(record)
-    walker.root.frames = hop.frames
-    walker.save((record,), hop.frames)
-    walker.listeners.emit_step_if(lambda: route_event(walker.thread, record.step, hop.edge, record.path, record.branch))
-    if answer == "stop":
-        return Ending("aborted", stop_reason(pause))
-    return None
+    return stop_reason(pause) if answer == "stop" else None

@@ -4,25 +4,26 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import traceback
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
 from ..plan import Hop, NodePlan, Plan
+from .context import Context
 from .ending import Ending
 from .levels import enter, level_key
-from .limits import Deadline, node_deadline
+from .limits import Deadline, branch_waits, node_deadline
 from .listeners import node_enter
 from .outputs import read_output
 
 if TYPE_CHECKING:
-    from .context import Context
     from .levels import Level
     from .walker import Walker
 
 __all__ = [
-    "Called", "ChildStopped", "TimedOut", "call_sync", "enter_event", "error_text", "fold", "invoke", "make_step", "replay",
+    "Called", "ChildStopped", "TimedOut", "call", "enter_event", "error_text", "fold", "invoke", "make_step", "replay",
     "shares_state", "walk_child", "within",
 ]
 
@@ -149,12 +150,46 @@ async def within(work: Any, deadline: Deadline) -> Any:
 
 def enter_event(walker: Walker, step: int, frame: Frame, visit: int) -> Any:
     """The node-enter event of ``frame``'s call (``rerun``: a resumed run's node that stopped at an input)."""
-    rerun = False
-    if walker.rerunning:
-        where = (frame.path, frame.branch)
-        rerun = where in walker.rerunning
-        walker.rerunning.discard(where)
+    resumed = walker.resumed
+    rerun = resumed is not None and resumed.rerun((frame.path, frame.branch))
     return node_enter(walker.thread, step, frame.node, visit, frame.path, frame.branch, rerun)
+
+
+async def call(walker: Walker, level: Level, frame: Frame, step: int, visit: int, held: tuple[Any, ...] | None = None) -> Called:
+    """Call ``frame``'s node (or walk the sub-graph it is) as ``step`` and say what it gave.
+
+    A node's own exception comes back in ``error``, with the step's record; a pause, a
+    budget, a deadline, a stop and a stopped sub-graph are raised. ``held`` are the
+    events of a breakpoint's pause before the node, for its record. Time a person spent
+    answering inside the call does not count in its duration.
+    """
+    plan = level.plan
+    name = frame.node
+    node = plan.nodes[name]
+    ctx = Context(walker, plan, name, step, visit, frame.path, frame.branch, level.scope) if node.wants_ctx or held else None
+    if held:
+        ctx._events = list(held)  # type: ignore[union-attr]
+    listeners = walker.listeners
+    if listeners.steps:
+        listeners.emit_step(enter_event(walker, step, frame, visit))
+    calls = walker.calls
+    calls.append(frame)
+    waits = [0.0, branch_waits.get()]
+    token = branch_waits.set(waits)
+    started = time.time()
+    t0 = time.perf_counter()
+    inner: tuple[Step, ...] = ()
+    try:
+        update, hop, inner = await invoke(walker, level, frame, node, ctx, visit)
+    except Exception as exc:
+        record = make_step(step, frame, visit, started, time.perf_counter() - t0 - waits[0], None, None, ctx, exc)
+        return Called((*inner, record), None, None, ctx, exc)
+    finally:
+        calls.remove(frame)
+        branch_waits.reset(token)
+    duration = time.perf_counter() - t0 - waits[0]
+    record = make_step(step, frame, visit, started, duration, update, hop.edge if hop else None, ctx)
+    return Called((*inner, record), update, hop, ctx)
 
 
 async def invoke(

@@ -208,20 +208,21 @@ class Context:
                 raise ValueError(f"request_input(slot={slot!r}): that slot is where the run keeps its breakpoints; name another")
             slot = self._scope + slot
         pauses = walker.pauses
+        resumption = walker.resumed
         if slot in pauses.answers:
-            resumed = walker.resumed_inputs.pop(slot, None)
-            if resumed is not None:
+            brought = resumption.input(slot) if resumption is not None else None
+            if brought is not None:
                 # The answer a resume brought: the step's record shows the pause and
                 # the answer here, where a live run shows them.
-                self.emit(interrupt(walker.thread, self.step, resumed[0]))
-                self.emit(resume(walker.thread, self.step, resumed[0], resumed[1]))
+                self.emit(interrupt(walker.thread, self.step, brought[0]))
+                self.emit(resume(walker.thread, self.step, brought[0], brought[1]))
             return pauses.answers[slot]
         from ..pauses import Pause
 
         pause = Pause(
             # The same question asked again after a resume keeps its id, so an answer
             # given for it in the meantime (with the id the person saw) still lands.
-            id=walker.reasked.pop(slot, None) or new_id(),
+            id=(resumption.asked_id(slot) if resumption is not None else None) or new_id(),
             kind="input",
             node=self.node,
             step=self.step,

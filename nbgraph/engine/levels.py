@@ -159,7 +159,7 @@ def enter(walker: Walker, parent: Level, frame: Frame, node: NodePlan, visit: in
     plan = node.subplan
     assert plan is not None
     spec = node.spec
-    kept = walker.restored_levels.pop(level_key(frame), None)
+    kept = walker.resumed.level(level_key(frame)) if walker.resumed is not None else None
     if spec.input is None:
         if frame.payload is not NO_PAYLOAD:
             raise InvalidUpdate(

@@ -21,20 +21,18 @@ from ..plan import Hop, NodePlan
 from ..state import to_jsonable
 from .ending import Ending
 from .limits import BUDGET_SLOT, branch_waits, node_deadline
-from .listeners import interrupt, node_exit, resume, route_event
-from .slots import settled_entry
+from .listeners import interrupt, node_exit, resume
 from .stops import failure, interrupted
 
 if TYPE_CHECKING:
     from ..pauses import Approval, Pause
-    from .calls import Called
     from .context import Context
     from .levels import Level
     from .walker import Walker
 
 __all__ = [
-    "ASK_BUDGET", "PauseRequested", "ask_budget", "raise_budget", "Pauses", "apply_verdict", "approve_step", "check_storable", "park",
-    "settle_resumed_approval", "take_answered_step", "wait_for_person",
+    "ASK_BUDGET", "PauseRequested", "Pauses", "apply_verdict", "approve_step", "ask_budget", "budget_pause", "check_storable",
+    "raise_budget", "wait_for_person",
 ]
 
 
@@ -260,61 +258,6 @@ def apply_verdict(
                 return failure(walker, level, Frame(record.node, record.path, record.branch), exc, record.step)
         record = record._replace(edit=verdict.update)
     return record, None
-
-
-def take_answered_step(walker: Walker, pause: Pause, answer: Any) -> Step:
-    """The step a resumed run was paused after, taken back from the history with the
-    pause and its answer recorded in it, where a live run records them."""
-    walker.resuming = None
-    thread = walker.thread
-    record = walker.history.pop()
-    events = (interrupt(thread, record.step, pause), resume(thread, record.step, pause, answer))
-    for event in events:
-        walker.listeners.emit(event)
-    return record._replace(approval_events=events)
-
-
-def settle_resumed_approval(walker: Walker, pause: Pause, verdict: Approval) -> Ending | None:
-    """Finish the approval a resumed run was paused on, then route on.
-
-    The step's record keeps the pause and its answer, as a live approval's does, so
-    the thread's trace shows them in the same place.
-    """
-    record = take_answered_step(walker, pause, verdict)
-    node = walker.plan.nodes[record.node]
-    settled = apply_verdict(walker, node, record, verdict)
-    if isinstance(settled, Ending):
-        return settled
-    record, hop = settled
-    if hop is None:
-        if record.edge is not None:  # a Goto or End the node returned
-            hop = walker.plan.hop_of(record.edge)
-        else:
-            hop = walker.route_from(record)
-    record = record._replace(edge=hop.edge)
-    walker.history.append(record)
-    walker.root.frames = hop.frames
-    walker.save((record,), hop.frames)
-    walker.listeners.emit_step_if(lambda: route_event(walker.thread, record.step, hop.edge, record.path, record.branch))
-    return None
-
-
-def park(
-    walker: Walker, level: Level, frame: Frame, step: int, visit: int, before: dict[str, Any], called: Called, pause: Pause
-) -> Ending:
-    """A durable pause after ``frame``'s node ran (an approval, a breakpoint): the step waits
-    for the answer, and the run ends ``interrupted``."""
-    if level is not walker.root:
-        # In a sub-graph the step waits as a branch would: kept, folded after the answer.
-        level.steps, level.values = step - 1, before
-        level.visits[frame.node] = visit - 1
-        level.settled.append(settled_entry(step, called, pause))
-        level.frames = (frame,)
-        return interrupted(walker, pause)
-    # The step is done and saved; its routing waits for the answer.
-    level.records.extend(called.records)
-    walker.save(called.records, ())
-    return interrupted(walker, pause)
 
 
 # -- budgets that ask ------------------------------------------------------------------

@@ -26,6 +26,7 @@ from .breaks import SLOT, Breaks, set_breaks
 from .calls import replay, shares_state
 from .limits import BUDGET_SLOT, Budget
 from .people import check_storable, raise_budget
+from .resumption import Resumption
 
 if TYPE_CHECKING:
     from ..pauses import Pause
@@ -381,32 +382,22 @@ def restore(walker: Walker, last: Checkpoint, answered: tuple[tuple[Pause, Any],
     walker.root.steps = last.step
     walker.root.frames = last.frames
     walker.root.settled = list(last.settled)
-    walker.restored_levels = dict(last.levels)
     walker.pauses.answers.update(last.answers)
-    for pause in last.pauses:
-        if pause.kind == "breakpoint" and pause.at == "before":
-            walker.passing[(pause.path, pause.branch)] = (pause, None)  # asked again, it keeps its id
+    resumed = walker.resumed = Resumption(last.pauses, last.levels)
     _restore_budget(walker, last)
     for pause, value in answered:
         if pause.kind == "budget":
             if value == "stop":
-                walker.resuming = (pause, value)  # the run ends as it starts
+                resumed.answer(pause, value)  # the run ends as it starts
             else:
                 raise_budget(walker, pause, value)
             if pause.reruns is not None:
-                walker.rerunning.add((pause.path, pause.branch))
-        elif pause.kind == "input":
-            walker.pauses.answers[pause.slot or ""] = value
-            walker.resumed_inputs[pause.slot or ""] = (pause, value)
-        elif pause.kind == "breakpoint" and pause.at == "before":
-            walker.passing[(pause.path, pause.branch)] = (pause, value)  # the node runs, its record shows the pause
-        elif pause.branch is None and "/" not in pause.path:
-            walker.resuming = (pause, value)  # the run's own last step waits for this verdict
+                resumed.rerunning.add((pause.path, pause.branch))
         else:
-            walker.answered[pause.id] = value
+            if pause.kind == "input":
+                walker.pauses.answers[pause.slot or ""] = value
+            resumed.answer(pause, value)
     _restore_breaks(walker, last)
-    walker.rerunning |= {(pause.path, pause.branch) for pause in last.pauses if pause.kind == "input"}
-    walker.reasked = {pause.slot: pause.id for pause in last.pauses if pause.kind == "input" and pause.slot}
     persistence.last = last
     if last.step == 0 and last.frames:
         walker.start_edge = walker.plan.start_edge(last.frames[0].node)

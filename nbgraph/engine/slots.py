@@ -1,7 +1,7 @@
-"""A superstep's bookkeeping: its slots (each frame numbered with its step, its visit and
-its branch id before any runs), how each branch settled, what a checkpoint keeps of the
-branches that finished (``settled`` entries, read back on resume), and undoing a
-superstep that did not complete. Running the branches is ``branches``'.
+"""A step's bookkeeping: its slots (each frame numbered with its step, its visit and its
+branch id before any runs), how each slot settled, what a checkpoint keeps of the slots
+that finished (``settled`` entries, read back on resume), and undoing a step that did
+not complete. Running the slots is ``branches``'; the step's lifecycle is ``step``'s.
 """
 
 from __future__ import annotations
@@ -16,12 +16,16 @@ from ..plan import Hop
 from ..state import to_jsonable
 from .calls import Called
 
+from .ending import Ending
+
 if TYPE_CHECKING:
     from ..pauses import Pause
-    from .ending import Ending
     from .levels import Level
 
-__all__ = ["Failed", "Halted", "Parked", "Slot", "keep", "kept_pause", "number", "restored", "settled_entry", "undo"]
+__all__ = [
+    "ChildFailed", "Ended", "Failed", "Halted", "Parked", "Settled", "Slot", "keep", "kept_pause", "number", "restored",
+    "settled_entry", "undo",
+]
 
 
 class Slot(NamedTuple):
@@ -51,6 +55,25 @@ class Failed(NamedTuple):
 
     records: tuple[Step, ...]
     error: BaseException
+
+
+class Ended(NamedTuple):
+    """A lone slot that stopped the run its own way (its sub-graph's ending, its timeout, a
+    denial with nowhere to go, a cancel at its breakpoint): how the run ends."""
+
+    ending: Ending
+
+
+class Settled(Exception):
+    """A branch that failed before a checkpoint, with ``settle="all"``: its error, as recorded."""
+
+
+class ChildFailed(Exception):
+    """A branch ended with an ending of its own (a sub-graph failed, a deadline, a denial)."""
+
+    def __init__(self, ending: Ending) -> None:
+        self.reason = ending.reason or ending.outcome
+        super().__init__(self.reason)
 
 def number(level: Level, frames: tuple[Frame, ...], base: int) -> list[Slot]:
     """Give each frame its step, its visit and (if it is on the level's main line) a branch
