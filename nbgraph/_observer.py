@@ -241,14 +241,6 @@ class RunObserver:
             if handle is not None:
                 handle.cancel()
 
-    def live_breaks(self) -> Any:
-        """The breakpoints of the live run under way (None: it has ended, or cannot wait for a person)."""
-        if self._done or not self.run._walker.live:
-            return None
-        from .engine.breaks import Breaks
-
-        return self.run._walker.breaks or Breaks()
-
     def _give_up(self, first_look: bool) -> None:
         """A pause has waited its time and no browser has said hello: nobody can answer."""
         self._no_browser = None

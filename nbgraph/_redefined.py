@@ -1,8 +1,8 @@
 """Cells that change a graph while a run of it waits for a person.
 
-A re-run ``%%node`` cell swaps its code into those runs (hot swap); a re-run ``%%graph``
-cell becomes "the graph as defined now", which their views offer to fork onto. Both
-reach the runs through the views bound to them.
+A re-run ``%%node`` cell swaps its code into those runs (hot swap), every live run of the
+graph whether a view shows it or not; a re-run ``%%graph`` cell becomes "the graph as
+defined now", which the views of those runs offer to fork onto.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
+
+from .engine import live_runs
 
 if TYPE_CHECKING:
     from .widget import GraphView
@@ -54,13 +56,16 @@ def graph_redefined(graph: Any) -> list[str]:
 
 
 def node_redefined(name: str, fn: Any, graphs: set[str]) -> list[str]:
-    """A ``%%node`` cell defined node ``name`` anew: runs of ``graphs`` that wait for a person
-    take the new code from the node's next call (hot swap). Returns their threads."""
+    """A ``%%node`` cell defined node ``name`` anew: runs of ``graphs`` that wait for a person,
+    shown in a view or not, take the new code from the node's next call (hot swap); their
+    views say so. Returns their threads."""
     swapped = []
-    for view, run in _waiting(graphs):
-        if name not in run.plan.nodes:
+    for run in live_runs():
+        if not run.pending or run.plan.name not in graphs or name not in run.plan.nodes:
             continue
         run.replace_node(name, fn)
-        view.observer.note(f"node {name}: new code from the re-run cell, from its next call on")
+        for view in list(run_views):
+            if view.observer is not None and view.observer.run is run:
+                view.observer.note(f"node {name}: new code from the re-run cell, from its next call on")
         swapped.append(run.thread)
     return swapped

@@ -127,13 +127,12 @@ class Replay:
     @classmethod
     def from_result(cls, result: Any) -> Replay:
         """The frames of a finished ``RunResult``, or of a ``Run`` so far (live or finished)."""
-        run = getattr(result, "_run", result)
-        walker = getattr(run, "_walker", None)
-        if walker is None:
+        run = getattr(result, "run", result)  # (a RunResult's run; the result module loads this one)
+        if not hasattr(run, "history_since"):
             raise TypeError(f"expected a RunResult or a Run, got {type(result).__name__}")
         missing: list[str] = []
-        values = walker.input
-        store = walker.persistence.store
+        values = run.input
+        store = run.checkpointer
         if values is None:
             first = store.get(run.thread, 0) if store is not None else None
             if first is None:
@@ -141,10 +140,10 @@ class Replay:
                 values = {}
             else:
                 values = _values(store, run.plan, first)
-        ending = getattr(run, "_result", None)
+        ending = run.result() if run.done else None
         return cls(
             run.plan, run.history, values, thread=run.thread, origin=run, missing=missing,
-            outcome=getattr(ending, "outcome", None), reason=getattr(ending, "reason", None),
+            outcome=ending.outcome if ending is not None else None, reason=ending.reason if ending is not None else None,
         )
 
     @classmethod
@@ -327,7 +326,7 @@ def replay(source: Any, *, checkpointer: Checkpointer | None = None, graph: Any 
     >>> frames[3].node, frames[3].visits             # doctest: +SKIP
     ('review', {'draft': 2, 'review': 1})
     """
-    if getattr(source, "_walker", None) is not None or getattr(getattr(source, "_run", None), "_walker", None) is not None:
+    if hasattr(getattr(source, "run", source), "history_since"):  # a Run, or a RunResult
         return Replay.from_result(source)
     if checkpointer is not None:
         if not isinstance(source, str):

@@ -369,18 +369,16 @@ class GraphView(anywidget.AnyWidget):
         (before.add if on else before.discard)(path)
         builder.breakpoints(before=sorted(before), after=after)
         observer = self.observer
-        breaks = observer.live_breaks() if observer is not None else None
-        if breaks is not None:
-            from .engine.breaks import Breaks, set_breaks
-
-            now = set(breaks.before)
-            (now.add if on else now.discard)(path)
-            set_breaks(observer.run._walker, Breaks(frozenset(now), breaks.after, breaks.stepping))
-            after = sorted(breaks.after)
+        run = observer.run if observer is not None else None
+        if run is not None and run.live:
+            now = run.breakpoints
+            before_now = (now.before | {path}) if on else (now.before - {path})
+            run.breakpoints = now._replace(before=before_now)
+            after = sorted(now.after)
         shown = (shown | {path}) if on else (shown - {path})
         self.breakpoints = {"before": sorted(shown), "after": sorted(set(self.breakpoints.get("after") or ()) | set(after))}
-        if observer is not None:
-            later = "" if breaks is not None or observer._done else " from the next run (this run cannot wait for a person)"
+        if run is not None:
+            later = "" if run.live or run.done else " from the next run (this run cannot wait for a person)"
             observer.note(f"breakpoint before {path} {'set' if on else 'removed'}{later}")
         return on
 

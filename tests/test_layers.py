@@ -164,3 +164,47 @@ def test_no_import_cycles():
 def test_the_checker_sees_imports_inside_functions():
     # hooks.py loads the notebook layer from inside a function: the checker must see it.
     assert ("nbgraph._display", True) in {(name, line > 0) for name, line, _ in _imports("nbgraph.hooks")}
+
+
+def _engine_private_attributes() -> set[str]:
+    """The underscored attributes the engine's objects keep (``self._walker``, slots)."""
+    names: set[str] = set()
+    for module, path in MODULES.items():
+        if not module.startswith("nbgraph.engine"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+                if isinstance(node.ctx, ast.Store):
+                    names.add(node.attr)
+            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets):
+                names.update(ast.literal_eval(node.value))
+    return {name for name in names if name.startswith("_") and not name.startswith("__")}
+
+
+def _private_reads(module: str, private: set[str]) -> list[str]:
+    """Where ``module`` reads one of ``private`` off an object that is not its own ``self``."""
+    found = []
+    for node in ast.walk(ast.parse(MODULES[module].read_text())):
+        if isinstance(node, ast.Attribute) and node.attr in private:
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"{module}:{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr"):
+            name = node.args[1] if len(node.args) > 1 else None
+            if isinstance(name, ast.Constant) and name.value in private:
+                found.append(f"{module}:{node.lineno}: {node.func.id}(..., {name.value!r})")
+    return found
+
+
+def test_no_module_outside_the_engine_reads_the_engines_private_attributes():
+    private = _engine_private_attributes()
+    assert {"_walker", "_run", "_result"} <= private  # (the checker sees what the engine keeps)
+    reads = [
+        read for module in MODULES if not module.startswith("nbgraph.engine")
+        for read in _private_reads(module, private)
+    ]
+    assert not reads, "reads of the engine's private attributes (give Run or RunResult a public door):\n" + "\n".join(reads)
+
+
+def test_the_private_attribute_checker_sees_a_read():
+    private = _engine_private_attributes()
+    assert _private_reads("nbgraph.engine.result", private)  # RunResult reads its run's walker: inside, allowed

@@ -129,6 +129,25 @@ ask -> write -> END
 """
 
 
+async def test_a_re_run_node_cell_reaches_a_waiting_run_that_no_view_shows(shell, capsys):
+    shell.run_cell_magic("node", "ask", "return {'topic': await ctx.request_input('Topic?')}")
+    shell.run_cell_magic("node", "write", "return {'text': 'old ' + state['topic']}")
+    shell.run_cell_magic("graph", "drafts", CELL)
+    run = shell.user_ns["drafts"].start({}, display=False)
+    other = shell.user_ns["drafts"].start({}, display=False)
+    await within(run.next_pause())
+    await within(other.next_pause())
+    other.answer("first")  # it ends before the cell: nothing to swap into
+    assert (await within(other)).state["text"] == "old first"
+    capsys.readouterr()
+    shell.run_cell_magic("node", "write", "return {'text': 'new ' + state['topic']}")
+    said = capsys.readouterr().out
+    assert f"its new code is swapped into run {run.thread}" in said and other.thread not in said
+    assert run.replaced == ("write",)
+    run.answer("tides")
+    assert (await within(run)).state["text"] == "new tides"
+
+
 async def test_a_re_run_node_cell_swaps_its_code_into_the_waiting_run_and_a_graph_cell_offers_a_fork(shell, capsys):
     shell.run_cell_magic("node", "ask", "return {'topic': await ctx.request_input('Topic?')}")
     shell.run_cell_magic("node", "write", "return {'text': 'old ' + state['topic']}")

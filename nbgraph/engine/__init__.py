@@ -35,7 +35,7 @@ from .ending import Ending, Outcome
 from .limits import Budget
 from .persistence import default_checkpointer, fork_thread, store_for
 from .result import RunResult
-from .run import Run
+from .run import Run, live_runs
 from .runner import run_blocking
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "fork",
     "forked",
     "invoke",
+    "live_runs",
     "reopen",
     "resume",
 ]

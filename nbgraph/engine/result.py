@@ -52,6 +52,11 @@ class RunResult:
         self.turns = meter.turns
 
     @property
+    def run(self) -> Run:
+        """The run that ended so (its graph, its thread, its history so far)."""
+        return self._run
+
+    @property
     def pending(self) -> Pause | None:
         """The open request when the run is ``interrupted`` (the first, if several)."""
         return self.pauses[0] if self.pauses else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import weakref
 from collections.abc import AsyncIterator, Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -11,10 +12,11 @@ from ..errors import MaxStepsExceeded, RunStillRunning
 from ..export import to_dag
 from ..history import BranchState, Step
 from ..names import new_id
-from ..plan import Plan
+from ..plan import Breakpoints, Plan
 
 if TYPE_CHECKING:
     from ..pauses import Pause
+from .breaks import Breaks, set_breaks
 from .ending import Ending
 from .limits import Budget
 from .listeners import Listeners, done, interrupt
@@ -22,7 +24,17 @@ from .result import RunResult
 from .persistence import default_checkpointer, forget, open_thread, restore, store_for
 from .walker import RESTORED, Walker
 
-__all__ = ["Run"]
+__all__ = ["Run", "live_runs"]
+
+_LIVE: weakref.WeakSet[Run] = weakref.WeakSet()
+_launches = itertools.count()
+"""Runs started as tasks: those not done are :func:`live_runs`."""
+
+
+def live_runs() -> list[Run]:
+    """The runs under way in this process as tasks of a loop (``g.start()``, a view's resume
+    or fork), oldest first: a re-run ``%%node`` cell swaps its code into those of its graph."""
+    return sorted((run for run in _LIVE if not run.done), key=lambda run: run._started)
 
 
 class Run:
@@ -65,6 +77,7 @@ class Run:
         self._walker.meter.chosen = budget is not None
         self._task: asyncio.Task[RunResult] | None = None
         self._result: RunResult | None = None
+        self._started = next(_launches)
         self.replaced: tuple[str, ...] = ()
         """Nodes whose function :meth:`replace_node` swapped in this run, in order."""
 
@@ -105,6 +118,45 @@ class Run:
     @property
     def checkpointer(self) -> Any:
         return self._walker.persistence.store
+
+    @property
+    def input(self) -> dict[str, Any] | None:
+        """The field values the run started from (None: it continued a thread from a checkpoint)."""
+        return self._walker.input
+
+    @property
+    def live(self) -> bool:
+        """Whether the run is under way and waits for answers where it pauses (``start()``);
+        a run that cannot wait ends ``interrupted`` at a pause instead."""
+        return self._walker.live and self._result is None
+
+    @property
+    def breakpoints(self) -> Breakpoints:
+        """Where this run pauses for a person to look (node paths). Set it while a live run
+        goes on: it pauses there from its next step (a click in its view does this)."""
+        breaks = self._walker.breaks
+        return Breakpoints(breaks.before, breaks.after) if breaks is not None else Breakpoints()
+
+    @breakpoints.setter
+    def breakpoints(self, value: Breakpoints) -> None:
+        self._set_breaks(frozenset(value.before), frozenset(value.after), self.stepping)
+
+    @property
+    def stepping(self) -> bool:
+        """Whether the run pauses before every node (step mode); settable like :attr:`breakpoints`."""
+        breaks = self._walker.breaks
+        return breaks is not None and breaks.stepping
+
+    @stepping.setter
+    def stepping(self, value: bool) -> None:
+        current = self.breakpoints
+        self._set_breaks(current.before, current.after, bool(value))
+
+    def _set_breaks(self, before: frozenset[str], after: frozenset[str], stepping: bool) -> None:
+        if not self.live:
+            why = "it has ended" if self.done else "it cannot wait for a person (it was not started with start())"
+            raise ValueError(f"run {self.thread!r} cannot pause at breakpoints now: {why}")
+        set_breaks(self._walker, Breaks(before, after, stepping))
 
     @property
     def done(self) -> bool:
@@ -307,7 +359,8 @@ class Run:
     # -- running it -------------------------------------------------------------------
 
     def launch(self) -> Run:
-        """Schedule the run as a task in the running loop (what ``g.start()`` does)."""
+        """Schedule the run as a task in the running loop (what ``g.start()`` does); until it
+        ends it is one of :func:`live_runs`."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -317,6 +370,7 @@ class Run:
             ) from None
         self._hold_thread()
         self._task = loop.create_task(self._execute_locked())
+        _LIVE.add(self)
         return self
 
     async def execute(self) -> RunResult:

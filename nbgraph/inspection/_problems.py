@@ -19,7 +19,7 @@ def run_problems(source: Any) -> list[Problem]:
     ``to_dag(plan, history, problems=[p.model_dump() for p in run_problems(result)])``
     puts them on the drawing; ``result.to_dag()`` shows those its failed steps recorded.
     """
-    run = getattr(source, "_run", source)
+    run = getattr(source, "run", source)  # a RunResult's run, or a Run
     plan = run.plan
     found: list[Problem] = []
 
@@ -36,8 +36,7 @@ def run_problems(source: Any) -> list[Problem]:
     for record in run.history:
         if record.error is not None:
             add(record.error, [record.path.rpartition("/")[0]])
-    result = getattr(run, "_result", None)
-    error = getattr(result, "error", None) if result is not None else None
+    error = run.result().error if run.done else None
     if error is not None:
         add(str(error), list(levels))  # (the error does not say which level it came from)
     return found

@@ -64,23 +64,19 @@ def inspect_step(
         if found is None:
             raise ValueError(f"thread {source!r} has no step {top} in {checkpointer!r}")
         return found
-    run = getattr(source, "_run", source)
-    walker = getattr(run, "_walker", None)
-    if walker is None:
+    run = getattr(source, "run", source)  # (a RunResult's run; the result module loads this one)
+    if not hasattr(run, "history_since"):
         raise TypeError(f"cannot inspect {type(source).__name__}: give a RunResult, a Run, a Replay or a thread id")
     plan = run.plan
-    store = walker.persistence.store
-    history = walker.history
-    if isinstance(at, Step) and "/" in at.path and not any(r is at or record_key(r) == record_key(at) for r in history):
-        history = walker.full_history()  # a step of an earlier run of the thread
-    top, target = _top(at, history)
+    store = run.checkpointer
+    records = run.history
+    top, target = _top(at, records)
     if store is not None:
         found = _stored(plan, store, run.thread, top, target)
         if found is not None:
             return found
-    records = walker.history
-    if walker.input is not None:
-        walk = Walk(plan, records, walker.input)
+    if run.input is not None:
+        walk = Walk(plan, records, run.input)
     else:
         # A resumed run's step that is not in the store (it failed): from the checkpoint before it.
         mine = [e for e in entries(records, "") if e.record.step == top]
