@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .checkpoint.base import Checkpoint, Checkpointer, Lease
 from .checkpoint.memory import MemoryCheckpointer
 from .compiler import GraphWarning
-from .engine import Budget, Context, Outcome, Run, RunResult, default_checkpointer
+from .engine import Budget, Context, Fork, Outcome, Resume, Run, RunResult, default_checkpointer
 from .errors import (
     CheckpointError,
     GraphSyntaxError,
@@ -63,6 +63,7 @@ __all__ = [
     "End",
     "Event",
     "FiredEdge",
+    "Fork",
     "Frame",
     "Goto",
     "Graph",
@@ -83,6 +84,7 @@ __all__ = [
     "Pause",
     "RedisCheckpointer",
     "Reducer",
+    "Resume",
     "ResumeError",
     "RouteDecision",
     "RoutingError",

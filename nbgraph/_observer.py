@@ -42,8 +42,8 @@ __all__ = ["Browser", "RunObserver", "edge_key", "exit_line", "pack_frames", "pl
 _NO_BROWSER = (
     "nobody answered within {wait:g} s and no browser shows this notebook (a headless run: nbconvert, "
     "papermill, nbval?); answer from code before `await run` with run.answer(value), run.approve() or "
-    "run.respond(pause.id, value), or run the notebook with NBGRAPH_AUTO_ANSWER=1 if it answers its own "
-    "pauses; NBGRAPH_HEADLESS_WAIT sets the wait (0: for ever); g.resume(result, answer) goes on from here"
+    "run.answer(value, pause=pause.id), or run the notebook with NBGRAPH_AUTO_ANSWER=1 if it answers its own "
+    "pauses; NBGRAPH_HEADLESS_WAIT sets the wait (0: for ever); g.invoke(Resume(result, answer)) goes on from here"
 )
 
 
@@ -135,7 +135,7 @@ class RunObserver:
         self._live: frozenset[str] = frozenset()  # paths with a superstep under way at the last flush
         self._reruns: dict[str, int] = {}
         self._costs: dict[str, list[Any]] = {}  # path -> [tokens, cost] of its steps
-        self._sent: tuple[Any, ...] = ()  # what run.running / run.branches / run.pending were when last sent
+        self._sent: tuple[Any, ...] = ()  # what run.running / run.branches / run.pauses were when last sent
         self._log: deque[str | tuple[int, str, str | None, float]] = deque(maxlen=_LOG_LINES)
         self._text: list[str] = []
         self._text_len = 0
@@ -186,7 +186,7 @@ class RunObserver:
             if not Browser.seen and self._no_browser is None and self._headless_wait > 0:
                 self._no_browser = self._loop.call_later(self._headless_wait, self._give_up, True)
             self._flush()
-        elif kind == "resume":
+        elif kind == "answer":
             where = ", ".join(filter(None, ("/" in event.path and event.path, event.branch)))
             self._log.append(f"      answered{f' ({where})' if where else ''}")
             self._flush()
@@ -244,7 +244,7 @@ class RunObserver:
     def _give_up(self, first_look: bool) -> None:
         """A pause has waited its time and no browser has said hello: nobody can answer."""
         self._no_browser = None
-        if Browser.seen or self._done or not self.run.pending:
+        if Browser.seen or self._done or not self.run.pauses:
             return
         if first_look:
             # A cell that kept the loop busy may have held the hello back: let the kernel read it.
@@ -280,7 +280,7 @@ class RunObserver:
         run = self.run
         fresh = run.history_since(self._seen)
         last = fresh[-1] if fresh else None
-        if last is not None and last.edge is None and last.error is None and not run.pending and not run.done:
+        if last is not None and last.edge is None and last.error is None and not run.pauses and not run.done:
             fresh = fresh[:-1]  # a fork's last shared step: its routing is done afresh, count it once done
         if not fresh:
             return
@@ -324,7 +324,7 @@ class RunObserver:
 
     def _snapshot(self) -> tuple[tuple[str, ...], tuple[Any, ...], tuple[Any, ...]]:
         run = self.run
-        return tuple(dict.fromkeys(run.running)), tuple(run.branches), run.pending
+        return tuple(dict.fromkeys(run.running)), tuple(run.branches), run.pauses
 
     def _tick(self) -> None:
         self._handle = None
@@ -332,7 +332,7 @@ class RunObserver:
             return
         run = self.run
         idle = not self._dirty and run.step == self._status["step"] and self._snapshot() == self._sent
-        if idle and (run.pending or time.perf_counter() - self._last_flush < 1.0):
+        if idle and (run.pauses or time.perf_counter() - self._last_flush < 1.0):
             # Nothing new (a long node, a slow model, a person thinking): the clock, once a second.
             self._handle = self._loop.call_later(self.interval, self._tick)
         else:

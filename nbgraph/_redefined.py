@@ -34,7 +34,7 @@ def _waiting(graphs: set[str]) -> Iterator[tuple[GraphView, Any]]:
     """The views whose run, of one of ``graphs``, waits for a person."""
     for view in list(run_views):
         run = view.observer.run if view.observer is not None else None
-        if run is not None and not run.done and run.pending and run.plan.name in graphs:
+        if run is not None and not run.done and run.pauses and run.plan.name in graphs:
             yield view, run
 
 
@@ -61,7 +61,7 @@ def node_redefined(name: str, fn: Any, graphs: set[str]) -> list[str]:
     views say so. Returns their threads."""
     swapped = []
     for run in live_runs():
-        if not run.pending or run.plan.name not in graphs or name not in run.plan.nodes:
+        if not run.pauses or run.plan.name not in graphs or name not in run.plan.nodes:
             continue
         run.replace_node(name, fn)
         for view in list(run_views):

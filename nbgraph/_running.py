@@ -1,5 +1,12 @@
-"""Running a graph: the ``invoke`` / ``start`` / ``resume`` / ``fork`` / ``batch`` family of
-:class:`~nbgraph.Graph`, apart from declaring one.
+"""Running a graph: the verbs of :class:`~nbgraph.Graph`, apart from declaring one.
+
+How a run goes is the verb: :meth:`~Running.invoke` (synchronous),
+:meth:`~Running.ainvoke` (awaited), :meth:`~Running.start` (a task of the running loop,
+live in a notebook), :meth:`~Running.astream` (its events as they happen), and
+:meth:`~Running.batch` / :meth:`~Running.abatch` for many inputs. Where it starts is
+the input: a new input, :class:`~nbgraph.Resume` (a thread a run stopped on, with the
+answer to its pause) or :class:`~nbgraph.Fork` (a step of a thread, with the graph as
+defined now). Every verb takes every start.
 
 Every method compiles the graph (cached until it changes) and hands the plan to the
 engine, or to the batch package; ``Graph`` inherits them, so ``g.invoke(...)`` reads as
@@ -8,7 +15,7 @@ one object while the builder's module keeps to declaring and checking.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import engine, hooks
@@ -20,164 +27,168 @@ if TYPE_CHECKING:
 
 __all__ = ["Running"]
 
+Listener = Callable[[Any], Any]
+
 
 class Running:
     """What a :class:`~nbgraph.Graph` can run; it only needs ``compile()``."""
 
     compile: Callable[[], Plan]
 
-    def invoke(self, input: Any = None, **options: Any) -> RunResult:
+    def invoke(
+        self,
+        input: Any = None,
+        *,
+        thread: str | None = None,
+        checkpointer: Checkpointer | None = None,
+        budget: Budget | None = None,
+        on_event: Listener | None = None,
+        stepping: bool = False,
+        overwrite: bool = False,
+    ) -> RunResult:
         """Run to the end, synchronously, and return the :class:`RunResult`.
 
-        Options: ``thread``, ``checkpointer``, ``budget``, ``on_event``,
-        ``stepping=True`` to pause before every node (see :meth:`breakpoints`), and
-        ``overwrite=True`` to replace a run the given thread already holds (otherwise
-        that is a :class:`ThreadExists` error). Works in scripts and inside a running
-        notebook loop. Never waits for a person: a pause ends the run
-        ``interrupted``, resumable with :meth:`resume`.
-        """
-        return engine.invoke(self.compile(), input, **options)
+        Args:
+            input: the state to start from (a dict or the state model); or
+                ``Resume(paused, answer)`` to continue a thread a run stopped on; or
+                ``Fork(result, step=k)`` to start a new thread after step ``k``.
+            thread: the new run's thread id (a fresh one by default); a Fork's new thread.
+            checkpointer: where the run keeps its checkpoints (default: the graph's; a
+                resumable run without one keeps what a resume needs in the process).
+            budget: limits on turns, tokens, cost and seconds (default: the graph's).
+            on_event: called with each event as it happens.
+            stepping: pause before every node (see :meth:`breakpoints`).
+            overwrite: replace a run the given ``thread`` already holds (otherwise that
+                is a :class:`ThreadExists` error).
 
-    async def ainvoke(self, input: Any = None, **options: Any) -> RunResult:
-        """Async :meth:`invoke`."""
-        return await engine.Run(self.compile(), input, **options).execute()
-
-    def start(self, input: Any = None, *, display: bool | None = None, **options: Any) -> Run:
-        """Start a run as a task in the running event loop and return its :class:`Run` handle.
-
-        In a Jupyter kernel a live view of the run is displayed (``display=False``
-        turns that off). Pauses wait for answers from the view or from
-        ``run.answer`` / ``run.approve`` / ``run.deny`` (breakpoints: ``run.go_on`` /
-        ``run.step_once``); ``await run`` gives the result. ``stepping=True`` pauses
-        before every node.
-        """
-        return self._launched(engine.Run(self.compile(), input, live=True, **options), display)
-
-    def astream(self, input: Any = None, **options: Any) -> Any:
-        """Async-iterate the run's events as they happen."""
-        return engine.Run(self.compile(), input, **options).stream()
-
-    def resume(
-        self,
-        run_or_thread: Any,
-        answer: Any = None,
-        *,
-        pause: str | None = None,
-        force: bool = False,
-        checkpointer: Checkpointer | None = None,
-        **options: Any,
-    ) -> RunResult:
-        """Continue an interrupted, failed or aborted run from its last checkpoint.
-
-        ``run_or_thread`` is the paused run's result (or ``Run``) or its thread id.
-        ``answer`` answers its open pause; passing the result binds the answer to that
-        pause, so sending it twice cannot answer a later pause (name a pause by its id
-        with ``pause=`` when passing a thread id). ``force=True`` takes the thread over
-        from a run whose process is gone.
+        Works in scripts and inside a running notebook loop. Never waits for a person: a
+        pause ends the run ``interrupted``; ``g.invoke(Resume(result, answer))`` goes on.
 
         Raises:
-            ResumeError: nothing to resume, or the answer is missing, stale or does not fit.
+            ResumeError: a Resume with nothing to resume, or an answer that does not fit.
             ThreadBusy: another live run holds the thread.
         """
-        return engine.resume(
-            self.compile(), run_or_thread, answer, pause=pause, force=force, checkpointer=checkpointer, **options
-        )
+        options = _options(thread, checkpointer, budget, on_event, stepping, overwrite)
+        return engine.invoke(self.compile(), input, **options)
 
-    async def aresume(
+    async def ainvoke(
         self,
-        run_or_thread: Any,
-        answer: Any = None,
+        input: Any = None,
         *,
-        pause: str | None = None,
-        force: bool = False,
+        thread: str | None = None,
         checkpointer: Checkpointer | None = None,
-        **options: Any,
+        budget: Budget | None = None,
+        on_event: Listener | None = None,
+        stepping: bool = False,
+        overwrite: bool = False,
     ) -> RunResult:
-        """Async :meth:`resume`."""
-        run = engine.reopen(self.compile(), run_or_thread, answer, pause=pause, force=force, checkpointer=checkpointer, **options)
-        return await run.execute()
+        """:meth:`invoke`, awaited on the running loop (its nodes may await)."""
+        options = _options(thread, checkpointer, budget, on_event, stepping, overwrite)
+        return await engine.open_run(self.compile(), input, **options).execute()
 
-    def fork(self, run_or_thread: Any, *, step: int, update: Mapping[str, Any] | None = None, checkpointer: Checkpointer | None = None, **options: Any) -> RunResult:
-        """Start a new run from the checkpoint after ``step`` with the graph as defined now.
+    def start(
+        self,
+        input: Any = None,
+        *,
+        thread: str | None = None,
+        checkpointer: Checkpointer | None = None,
+        budget: Budget | None = None,
+        on_event: Listener | None = None,
+        stepping: bool = False,
+        overwrite: bool = False,
+        durable: bool = False,
+        display: bool | None = None,
+    ) -> Run:
+        """Start a run as a task in the running event loop and return its :class:`Run` handle.
 
-        Nothing up to ``step`` runs again: the new thread shares those steps with the old
-        one, and routing out of ``step`` is done afresh, with the edges as defined now.
-        ``update`` edits the state at that point (through the reducers).
+        ``input`` is any start :meth:`invoke` takes. The run waits for answers at its
+        pauses (``run.answer(...)``, ``run.approve()``, ``run.deny()``, or the view's
+        buttons); ``durable=True`` makes it end ``interrupted`` there instead. In a Jupyter
+        kernel a live view of the run is displayed (``display=False`` turns that off).
+        ``await run`` gives the :class:`RunResult`.
         """
-        return engine.fork(self.compile(), run_or_thread, step=step, update=update, checkpointer=checkpointer, **options)
-
-    def start_fork(
-        self,
-        run_or_thread: Any,
-        *,
-        step: int,
-        update: Mapping[str, Any] | None = None,
-        checkpointer: Checkpointer | None = None,
-        display: bool | None = None,
-        **options: Any,
-    ) -> Run:
-        """:meth:`fork` as a live run: a task in the running loop, like :meth:`start` (shown in a
-        view inside a kernel unless ``display=False``)."""
-        run = engine.forked(self.compile(), run_or_thread, step=step, update=update, checkpointer=checkpointer, live=True, **options)
-        return self._launched(run, display)
-
-    def start_resume(
-        self,
-        run_or_thread: Any,
-        answer: Any = None,
-        *,
-        pause: str | None = None,
-        force: bool = False,
-        checkpointer: Checkpointer | None = None,
-        display: bool | None = None,
-        **options: Any,
-    ) -> Run:
-        """:meth:`resume` as a live run: a task in the running loop whose later pauses wait for
-        answers, like :meth:`start`."""
-        run = engine.reopen(
-            self.compile(), run_or_thread, answer, pause=pause, force=force, checkpointer=checkpointer, live=True, **options
-        )
-        return self._launched(run, display)
-
-    def _launched(self, run: Run, display: bool | None) -> Run:
+        options = _options(thread, checkpointer, budget, on_event, stepping, overwrite)
+        run = engine.open_run(self.compile(), input, live=not durable, **options)
         run.launch()
         if display is not False:
             hooks.run_started(run)
         return run
 
+    def astream(
+        self,
+        input: Any = None,
+        *,
+        thread: str | None = None,
+        checkpointer: Checkpointer | None = None,
+        budget: Budget | None = None,
+        on_event: Listener | None = None,
+        stepping: bool = False,
+        overwrite: bool = False,
+    ) -> AsyncIterator[Any]:
+        """The run's events as they happen (``async for event in g.astream(...)``); ``input``
+        is any start :meth:`invoke` takes."""
+        options = _options(thread, checkpointer, budget, on_event, stepping, overwrite)
+        return engine.open_run(self.compile(), input, **options).stream()
+
     def batch(
         self,
-        inputs: Any,
+        inputs: Iterable[Any] | Mapping[Any, Any],
+        *,
         concurrency: int = 32,
         budget: Budget | None = None,
+        total: Budget | None = None,
         checkpointer: Checkpointer | None = None,
+        batch: str | None = None,
+        retry: bool = False,
         executor: Any = None,
-        **options: Any,
+        progress: Any = None,
+        table: str = "auto",
+        results: bool = False,
     ) -> Any:
         """Run every input (a list, or a dict ``{input id: input}``) at once and return a table
         with a row per input: ``input_id``, ``outcome``, ``path``, ``tokens``, ``cost``,
         ``duration``, ``error``, ``thread`` (a DataFrame when pandas is installed).
 
         At most ``concurrency`` runs at a time, each with ``budget``; an input that fails
-        (or does not fit the state) is a ``failed`` row and the batch goes on. Options:
-        ``total=Budget(tokens=, cost=)`` for the whole batch, ``batch="id"`` with a
-        ``checkpointer`` to make it resumable, ``retry=True``, ``progress=``, ``table=``;
-        see :class:`nbgraph.batch.Batch`.
+        (or does not fit the state) is a ``failed`` row and the batch goes on. ``total``
+        bounds the whole batch; ``batch="id"`` with a ``checkpointer`` makes it resumable
+        (``retry=True`` runs its failed inputs again); see :class:`nbgraph.batch.Batch`.
         """
-        from .batch import batch
+        from .batch import batch as run_batch
 
-        return batch(self, inputs, concurrency=concurrency, budget=budget, checkpointer=checkpointer, executor=executor, **options)
+        return run_batch(
+            self, inputs, concurrency=concurrency, budget=budget, total=total, checkpointer=checkpointer, batch=batch,
+            retry=retry, executor=executor, progress=progress, table=table, results=results,
+        )
 
     async def abatch(
         self,
-        inputs: Any,
+        inputs: Iterable[Any] | Mapping[Any, Any],
+        *,
         concurrency: int = 32,
         budget: Budget | None = None,
+        total: Budget | None = None,
         checkpointer: Checkpointer | None = None,
+        batch: str | None = None,
+        retry: bool = False,
         executor: Any = None,
-        **options: Any,
+        progress: Any = None,
+        table: str = "auto",
+        results: bool = False,
     ) -> Any:
-        """Async :meth:`batch`, on the running loop (the kernel's, in a notebook)."""
+        """:meth:`batch`, awaited on the running loop (the kernel's, in a notebook)."""
         from .batch import abatch
 
-        return await abatch(self, inputs, concurrency=concurrency, budget=budget, checkpointer=checkpointer, executor=executor, **options)
+        return await abatch(
+            self, inputs, concurrency=concurrency, budget=budget, total=total, checkpointer=checkpointer, batch=batch,
+            retry=retry, executor=executor, progress=progress, table=table, results=results,
+        )
+
+
+def _options(
+    thread: str | None, checkpointer: Any, budget: Any, on_event: Listener | None, stepping: bool, overwrite: bool
+) -> dict[str, Any]:
+    return {
+        "thread": thread, "checkpointer": checkpointer, "budget": budget, "on_event": on_event,
+        "stepping": stepping, "overwrite": overwrite,
+    }

@@ -1,7 +1,7 @@
 """The event models: what a run reports as it goes, and the NDJSON wire protocol.
 
 Every event has a ``type`` (``run-start``, ``node-enter``, ``text-delta``,
-``tool-call``, ``tool-result``, ``node-exit``, ``route``, ``interrupt``, ``resume``,
+``tool-call``, ``tool-result``, ``node-exit``, ``route``, ``interrupt``, ``answer``,
 ``error``, ``done``), the run's ``thread``, the ``step`` it belongs to, and where it
 happened: the ``path`` of the node (``research/search`` inside a sub-graph) and its
 parallel ``branch``. Events are only built when someone listens, so an unobserved
@@ -25,7 +25,7 @@ __all__ = [
     "Interrupt",
     "NodeEnter",
     "NodeExit",
-    "Resume",
+    "Answer",
     "Route",
     "RunStart",
     "TextDelta",
@@ -113,8 +113,10 @@ class Interrupt(_Event):
     pause: Pause
 
 
-class Resume(_Event):
-    type: Literal["resume"] = "resume"
+class Answer(_Event):
+    """A pause got its answer (live, or brought by a resume), and the run goes on."""
+
+    type: Literal["answer"] = "answer"
     pause_id: str
     answer: Any = None
 
@@ -136,7 +138,7 @@ class Done(_Event):
 
 Event = Annotated[
     Union[
-        RunStart, NodeEnter, TextDelta, ToolCall, ToolResult, NodeExit, Route, Interrupt, Resume, ErrorEvent, Done
+        RunStart, NodeEnter, TextDelta, ToolCall, ToolResult, NodeExit, Route, Interrupt, Answer, ErrorEvent, Done
     ],
     pydantic.Field(discriminator="type"),
 ]
@@ -144,7 +146,7 @@ Event = Annotated[
 
 EVENT_TYPES: dict[str, type[pydantic.BaseModel]] = {
     cls.model_fields["type"].default: cls
-    for cls in (RunStart, NodeEnter, TextDelta, ToolCall, ToolResult, NodeExit, Route, Interrupt, Resume, ErrorEvent, Done)
+    for cls in (RunStart, NodeEnter, TextDelta, ToolCall, ToolResult, NodeExit, Route, Interrupt, Answer, ErrorEvent, Done)
 }
 """Event classes by their ``type``."""
 

@@ -234,7 +234,7 @@ class GraphMagics(Magics):
             self._ns["_run"] = run
             print(f"run {run.thread} started; it is bound to _run — `await _run` gives the result")
             if stepping:
-                print("it pauses before every node: Continue / Step / Stop in the view, or _run.go_on() / _run.step_once()")
+                print("it pauses before every node: Continue / Step / Stop in the view, or _run.answer('continue') / _run.answer('step')")
         else:
             result = graph.invoke(data, thread=thread, stepping=stepping)
             self._ns["_result"] = result

@@ -32,7 +32,7 @@ class Rerun(pydantic.BaseModel):
     code from its start up to the pause, with the model and tool calls made on the way.
 
     A live run answered where it waits runs nothing again; a run resumed from its
-    checkpoint (``g.resume``, after a kernel restart, or a view's answer to a run that
+    checkpoint (``Resume``, after a kernel restart, or a view's answer to a run that
     has ended ``interrupted``) does, so these calls are made a second time.
     """
 
@@ -213,14 +213,15 @@ def bind(
 ) -> dict[str, Any]:
     """Bind an answer to the pause it is for; the answers by pause id.
 
-    The one rule every way of answering follows (``g.resume``, ``run.answer``, a view's
-    click goes through ``run.respond(pause.id, ...)``):
+    The one rule every way of answering follows (``Resume(run, answer)``, ``run.answer``; a
+    view's click answers with ``pause=`` its pause's id):
 
     - with ``pause_id``, ``answer`` is that pause's answer, whatever its shape;
     - a mapping keyed by pause ids (:func:`answers_by_id`) answers each pause it names,
       some or all of those open;
     - any other answer is the answer to the one open pause; with several open it is
-      refused, since it cannot say which.
+      refused, since it cannot say which, unless all of them are breakpoints (which ask
+      nothing but whether to go on: each takes it).
 
     An answer is never applied to a pause it does not name: an id that is not open is
     refused with that pause's story (answered already, and with what, where ``story``
@@ -235,10 +236,10 @@ def bind(
         given = {pause_id: answer}
     elif answers_by_id(answer):
         given = dict(answer)
-    elif len(open_) > 1:
+    elif len(open_) > 1 and any(pause.kind != "breakpoint" for pause in open_.values()):
         raise ResumeError(
             f"thread {thread!r} waits for {len(open_)} answers; give them by pause id, "
-            f"g.resume({thread!r}, {{pause_id: answer, ...}}). Open now: {describe(open_.values())}"
+            f"{{pause_id: answer, ...}}. Open now: {describe(open_.values())}"
         )
     else:
         return {pause.id: answer for pause in open_.values()}
@@ -268,7 +269,7 @@ def answered_in(records: Iterable[Any], pause_id: str) -> str | None:
     from step records (their ``resume`` events); None if no record of these answered it."""
     for record in records:
         for event in (*record.events, *record.approval_events):
-            if event.type == "resume" and event.pause_id == pause_id:
+            if event.type == "answer" and event.pause_id == pause_id:
                 where = f"node {record.path!r}" + (f" in branch {record.branch!r}" if record.branch else "")
                 return f"answered already, {_shown(event.answer)}, at {where} (step {record.step})"
     return None

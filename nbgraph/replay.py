@@ -436,7 +436,7 @@ def _records_from_events(events: Sequence[Any]) -> tuple[list[Step], dict[str, A
             slot = finished.get(where)
             if slot is not None and slot.record is not None and slot.record.step == event.step and event.path:
                 slot.record = slot.record._replace(edge=FiredEdge(event.source, event.target, event.label, event.unconditional))
-        elif kind in ("interrupt", "resume"):
+        elif kind in ("interrupt", "answer"):
             if where in opened:
                 opened[where][1].events.append(event)
             elif where in finished and finished[where].record is not None:
@@ -445,7 +445,7 @@ def _records_from_events(events: Sequence[Any]) -> tuple[list[Step], dict[str, A
                 assert record is not None
                 edit = record.edit
                 answer = getattr(event, "answer", None)
-                if kind == "resume" and isinstance(answer, Mapping) and answer.get("approved") and answer.get("update"):
+                if kind == "answer" and isinstance(answer, Mapping) and answer.get("approved") and answer.get("update"):
                     edit = answer["update"]
                 slot.record = record._replace(approval_events=(*record.approval_events, event), edit=edit)
         elif kind in ("tool-call", "tool-result", "error"):

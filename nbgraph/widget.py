@@ -22,6 +22,7 @@ import traitlets
 
 from ._observer import Browser, RunObserver, edge_key, exit_line, pack_frames, place
 from ._redefined import graph_redefined, latest_definition, node_redefined, run_views
+from .engine import Fork, Resume
 from .errors import NbgraphError
 from .export import to_dag, to_mermaid
 
@@ -209,7 +210,10 @@ class GraphView(anywidget.AnyWidget):
                 value = False
             if run.done:
                 return self._resume(pause_id, value)
-            return run.respond(pause_id, value)
+            if all(pause.id != pause_id for pause in run.pauses):
+                return False  # a stale click: that pause was answered already
+            run.answer(value, pause=pause_id)
+            return True
         if kind == "stop":
             run.cancel()
             return True
@@ -250,7 +254,7 @@ class GraphView(anywidget.AnyWidget):
         top = source.step if hasattr(source, "step") else self._replay.records[-1].step if self._replay.records else 0
         if not 0 <= step <= top:
             raise ValueError(f"the run has steps 0 to {top} to fork from, not {step}")
-        run = graph.start_fork(source, step=step, update=update, checkpointer=store, display=False)
+        run = graph.start(Fork(source, step=step, update=update), checkpointer=store, display=False)
         thread = source if isinstance(source, str) else source.thread
         self.previous = {"thread": thread, "step": step, "visits": dict(self.visits), "fired": dict(self.fired)}
         if old is not None and not old.run.done:
@@ -285,7 +289,7 @@ class GraphView(anywidget.AnyWidget):
         graph = self.current_graph()
         if graph is None:
             raise ValueError("this view has no graph to resume with")
-        run = graph.start_resume(result, value, pause=pause_id, display=False)
+        run = graph.start(Resume(result, value, pause=pause_id), display=False)
         self._bind(run, carry=observer)
         self.observer.note(f"resumed from its checkpoint with the answer to {pause_id}")
         return True

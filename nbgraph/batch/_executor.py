@@ -25,7 +25,7 @@ __all__ = ["Executor", "Finished", "Job", "LocalExecutor", "executor_named", "ru
 
 _KEPT = frozenset({"done", "denied", "interrupted"})
 """Stored outcomes a batch run again leaves as they are (an interrupted run waits for a person:
-``g.resume(thread, answer)``)."""
+``g.invoke(Resume(thread, answer))``)."""
 
 
 class Job(NamedTuple):
@@ -131,11 +131,11 @@ async def run_job(graph: Any, job: Job) -> Finished:
                 thread = job.thread
                 if last.status in _KEPT or (last.status == "failed" and not job.retry):
                     return _stored(job, store, last)
-                run = engine.reopen(plan, job.thread, checkpointer=store, budget=job.budget)
+                run = engine.open_run(plan, engine.Resume(job.thread), checkpointer=store, budget=job.budget)
             else:
-                run = engine.Run(plan, job.input, thread=job.thread, checkpointer=store, budget=job.budget)
+                run = engine.open_run(plan, job.input, thread=job.thread, checkpointer=store, budget=job.budget)
         else:
-            run = engine.Run(plan, job.input, thread=job.thread, budget=job.budget)
+            run = engine.open_run(plan, job.input, thread=job.thread, budget=job.budget)
         thread = job.thread
         result = await run.execute()
     except Exception as exc:

@@ -26,7 +26,7 @@ class BatchRow(NamedTuple):
     error: str | None
     """Why it did not end ``done``: the run's reason, or what was wrong with the input."""
     thread: str | None
-    """The thread the run keeps (``g.resume(thread, checkpointer=...)``); None if it never started."""
+    """The thread the run keeps (``g.invoke(Resume(thread), checkpointer=...)``); None if it never started."""
 
 
 class Difference(NamedTuple):

@@ -24,7 +24,7 @@ from .breaks import pause_after, pause_before, stop_reason, take_break_answer
 from .calls import Called, ChildStopped, TimedOut, call, fold, make_step
 from .ending import Ending
 from .limits import Aborted
-from .listeners import error_event, interrupt, node_exit, resume
+from .listeners import answered, error_event, interrupt, node_exit
 from .people import PauseRequested, apply_verdict, approve_step
 from .slots import ChildFailed, Ended, Failed, Halted, Parked, Settled, Slot, kept_pause, restored
 from .stops import Stopped, timed_out
@@ -173,7 +173,7 @@ def _answered_here(walker: Walker, record: Any, pause: Pause, answer: Any) -> An
     where a live pause's are."""
     thread, listeners = walker.thread, walker.listeners
     listeners.emit_step_if(lambda: node_exit(thread, record))
-    events = (interrupt(thread, record.step, pause), resume(thread, record.step, pause, answer))
+    events = (interrupt(thread, record.step, pause), answered(thread, record.step, pause, answer))
     for event in events:
         listeners.emit(event)
     return record._replace(approval_events=events)

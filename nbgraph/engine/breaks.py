@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..history import Frame
 from ..names import new_id
-from .listeners import interrupt, node_exit, resume
+from .listeners import answered, interrupt, node_exit
 from .people import PauseRequested, wait_for_person
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ async def pause_before(walker: Walker, frame: Frame, step: int) -> tuple[tuple[A
     kept = resumed.break_before((frame.path, frame.branch)) if resumed is not None else None
     if kept is not None and kept[1] is not None:
         pause, answer = kept
-        events: Any = (interrupt(walker.thread, step, pause), resume(walker.thread, step, pause, answer))
+        events: Any = (interrupt(walker.thread, step, pause), answered(walker.thread, step, pause, answer))
         for event in events:
             walker.listeners.emit(event)
     else:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from ..names import new_id
 from .breaks import SLOT
 from .limits import Aborted
-from .listeners import interrupt, resume, text_delta
+from .listeners import answered, interrupt, text_delta
 
 if TYPE_CHECKING:
     from ..plan import Plan
@@ -215,7 +215,7 @@ class Context:
                 # The answer a resume brought: the step's record shows the pause and
                 # the answer here, where a live run shows them.
                 self.emit(interrupt(walker.thread, self.step, brought[0]))
-                self.emit(resume(walker.thread, self.step, brought[0], brought[1]))
+                self.emit(answered(walker.thread, self.step, brought[0], brought[1]))
             return pauses.answers[slot]
         from ..pauses import Pause
 

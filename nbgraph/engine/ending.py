@@ -15,7 +15,7 @@ Outcome = Literal["done", "failed", "aborted", "interrupted", "denied"]
 - ``done``: reached END (or max_steps with return_last / flag).
 - ``failed``: a node, condition or router raised, or an update was invalid.
 - ``aborted``: cancelled, a budget or the same-node limit was exceeded.
-- ``interrupted``: waiting for a person; resume with ``g.resume(thread, answer)``.
+- ``interrupted``: waiting for a person; go on with ``g.invoke(Resume(result, answer))``.
 - ``denied``: a person denied an approval and the node has no ``on_deny`` target.
 """
 

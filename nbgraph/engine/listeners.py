@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..pauses import Pause
 
 __all__ = [
-    "Listeners", "done", "error_event", "interrupt", "node_enter", "node_exit", "resume", "route_event",
+    "Listeners", "answered", "done", "error_event", "interrupt", "node_enter", "node_exit", "route_event",
     "run_start", "step_end_events", "text_delta", "trace",
 ]
 
@@ -101,8 +101,8 @@ def interrupt(thread: str, step: int, pause: Pause) -> Any:
     return _events().Interrupt.model_construct(thread=thread, step=step, path=pause.path, branch=pause.branch, pause=pause)
 
 
-def resume(thread: str, step: int, pause: Pause, answer: Any) -> Any:
-    return _events().Resume.model_construct(
+def answered(thread: str, step: int, pause: Pause, answer: Any) -> Any:
+    return _events().Answer.model_construct(
         thread=thread, step=step, path=pause.path, branch=pause.branch, pause_id=pause.id,
         answer=to_jsonable(answer, strict=False),
     )

@@ -21,7 +21,7 @@ from ..plan import Hop, NodePlan
 from ..state import to_jsonable
 from .ending import Ending
 from .limits import BUDGET_SLOT, branch_waits, node_deadline
-from .listeners import interrupt, node_exit, resume
+from .listeners import answered, interrupt, node_exit
 from .stops import failure, interrupted
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ class Pauses:
         if len(open_) > 1:
             raise NoPendingRequest(
                 f"run {thread!r} has {len(open_)} open {kind} requests; answer each with "
-                "run.respond(pause.id, value)"
+                "run.answer(value, pause=pause.id)"
             )
         return open_[0]
 
@@ -187,7 +187,7 @@ async def wait_for_person(walker: Walker, pause: Pause, ctx: Context | None, eve
         pauses.open.pop(pause.id, None)
         if deadline is not None:
             deadline.go_on()
-    _note(walker, resume(thread, pause.step, pause, answer), ctx, events)
+    _note(walker, answered(thread, pause.step, pause, answer), ctx, events)
     return answer
 
 

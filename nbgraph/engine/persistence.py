@@ -6,7 +6,7 @@ last checkpoint with a new status), and every write carries the run's lease. A
 store that fails (a full disk, a server gone) or a lease that was lost makes the
 write raise; the walker then ends the run ``failed`` and the last good checkpoint
 stays as it was. A run without a store takes no snapshots; if it stops short,
-:func:`keep_for_resume` rebuilds them once, so ``g.resume`` works.
+:func:`keep_for_resume` rebuilds them once, so a ``Resume`` works.
 """
 
 from __future__ import annotations
@@ -195,8 +195,8 @@ class Persistence:
         if not overwrite:
             raise ThreadExists(
                 f"thread {thread!r} already holds a run of graph {held.graph!r} ({held.status} at step {held.step}) "
-                f"in {store!r}. Start this run on a new thread, continue that one with g.resume({thread!r}), "
-                f"branch it with g.fork({thread!r}, step=...), or pass overwrite=True to replace it"
+                f"in {store!r}. Start this run on a new thread, continue that one with Resume({thread!r}), "
+                f"branch it with Fork({thread!r}, step=...), or pass overwrite=True to replace it"
             )
         store.delete(thread)
 
@@ -241,7 +241,7 @@ def _unsaveable(values: Mapping[str, Any], record: Step | None, exc: Exception) 
 
 
 def keep_for_resume(walker: Walker, ending: Ending) -> None:
-    """A run without a store stopped short: keep what ``g.resume`` needs, in the default store.
+    """A run without a store stopped short: keep what a ``Resume`` needs, in the default store.
 
     The fast path takes no per-step snapshots, so the states are rebuilt here by
     replaying the recorded updates; this happens once, only for such runs.
@@ -296,7 +296,7 @@ def open_thread(
     if last.graph != plan.name:
         raise ResumeError(
             f"thread {thread!r} holds a run of graph {last.graph!r}, not {plan.name!r}; resume it with that graph, "
-            f"or start from its state in this one with g.fork({thread!r}, step=...)"
+            f"or start from its state in this one with Fork({thread!r}, step=...)"
         )
     from ..pauses import bind, read_answer
 
@@ -312,8 +312,6 @@ def open_thread(
                 f"{_told(answer, pause_id, story)}; resume it without one"
             )
         return last, ()
-    if answer is None and pause_id is None and all(pause.kind == "breakpoint" for pause in last.pauses):
-        answer = {pause.id: None for pause in last.pauses}  # a breakpoint asks no question: each goes on
     given = bind(last.pauses, answer, pause_id, thread=thread, story=story)
     open_ = {pause.id: pause for pause in last.pauses}
     answered = []
@@ -368,7 +366,7 @@ def _check_nodes(plan: Plan, thread: str, last: Checkpoint) -> None:
             raise ResumeError(
                 f"thread {thread!r} stopped at node {name!r}, which graph {plan.name!r} does not have"
                 f"{did_you_mean(name, plan.nodes)}; put the node back, or start from an earlier step with "
-                f"g.fork({thread!r}, step=...)"
+                f"Fork({thread!r}, step=...)"
             )
 
 

@@ -43,7 +43,8 @@ class RunResult:
         self._history: tuple[Step, ...] | None = None
         self.hit_max_steps = ending.hit_max_steps
         self.pauses: tuple[Pause, ...] = ending.pauses
-        """Every request left open (several when parallel branches wait)."""
+        """The pauses left open when the run ended ``interrupted`` (several when parallel
+        branches wait), oldest first."""
         self.thread = run.thread
         self.error = ending.error
         meter = walker.meter
@@ -55,11 +56,6 @@ class RunResult:
     def run(self) -> Run:
         """The run that ended so (its graph, its thread, its history so far)."""
         return self._run
-
-    @property
-    def pending(self) -> Pause | None:
-        """The open request when the run is ``interrupted`` (the first, if several)."""
-        return self.pauses[0] if self.pauses else None
 
     @property
     def history(self) -> tuple[Step, ...]:

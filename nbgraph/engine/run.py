@@ -8,7 +8,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import MaxStepsExceeded, RunStillRunning
+from ..errors import MaxStepsExceeded, NoPendingRequest, RunStillRunning
 from ..export import to_dag
 from ..history import BranchState, Step
 from ..names import new_id
@@ -21,6 +21,7 @@ from .ending import Ending
 from .limits import Budget
 from .listeners import Listeners, done, interrupt
 from .result import RunResult
+from .people import check_storable
 from .persistence import default_checkpointer, forget, open_thread, restore, store_for
 from .walker import RESTORED, Walker
 
@@ -40,8 +41,8 @@ def live_runs() -> list[Run]:
 class Run:
     """One run of a graph. ``g.start()`` returns it as a live handle: await it for the result.
 
-    Answer its pauses with :meth:`answer`, :meth:`approve`, :meth:`deny` or
-    :meth:`respond`, and its breakpoints with :meth:`go_on` or :meth:`step_once`;
+    Answer its pauses (inputs, approvals, breakpoints, budget raises) with :meth:`answer`,
+    approvals also with :meth:`approve` and :meth:`deny`;
     stop it with :meth:`cancel`; talk to its LLM nodes with :meth:`steer`; watch it
     with :meth:`subscribe`.
     """
@@ -55,7 +56,6 @@ class Run:
         checkpointer: Any = None,
         budget: Budget | None = None,
         live: bool = False,
-        durable: bool = False,
         on_event: Callable[[Any], Any] | None = None,
         overwrite: bool = False,
         stepping: bool = False,
@@ -71,7 +71,7 @@ class Run:
         listeners = Listeners(plan.listeners if on_event is None else (*plan.listeners, on_event))
         self._walker = Walker(
             plan, self.thread, input=input, store=store,
-            budget=budget if budget is not None else plan.budget, live=live and not durable, listeners=listeners,
+            budget=budget if budget is not None else plan.budget, live=live, listeners=listeners,
             stepping=stepping,
         )
         self._walker.meter.chosen = budget is not None
@@ -82,7 +82,7 @@ class Run:
         """Nodes whose function :meth:`replace_node` swapped in this run, in order."""
 
     @classmethod
-    def resume(
+    def continuing(
         cls,
         plan: Plan,
         thread: str,
@@ -233,8 +233,8 @@ class Run:
         return walker.full_history()[count:]
 
     @property
-    def pending(self) -> tuple[Pause, ...]:
-        """Every open request, oldest first."""
+    def pauses(self) -> tuple[Pause, ...]:
+        """Every pause open now, oldest first (several when parallel branches wait)."""
         return self._walker.pauses.pending
 
     def state_at(self, step: int) -> Any:
@@ -255,59 +255,52 @@ class Run:
 
     # -- talking to it ----------------------------------------------------------------
 
-    def respond(self, pause_id: str, value: Any) -> bool:
-        """Answer the pause ``pause_id``. Returns False (and does nothing) if it is not open.
+    def answer(self, value: Any = None, *, pause: str | None = None) -> None:
+        """Answer the run's open pause, whatever its kind; or the pause ``pause`` names; or,
+        given a mapping of pause ids to answers, the pauses it names. Which pause an answer
+        is for follows :func:`nbgraph.pauses.bind`; the run goes on as soon as it has them.
 
-        For an approval, ``value`` is True / False or ``{"approved": ..., "update": {...}}``;
-        for a breakpoint, ``"continue"``, ``"step"`` or ``"stop"``.
+        An input takes any value it asked for (one of its options, when it has some); an
+        approval ``True``, ``False`` or ``{"approved": ..., "update": {...}}`` (or use
+        :meth:`approve` and :meth:`deny`); a breakpoint ``"continue"`` (what no answer
+        means), ``"step"`` or ``"stop"``; a budget pause raised limits (``{"tokens": 5000}``)
+        or ``"stop"``.
 
         Raises:
-            ResumeError: the pause is open but the answer does not fit it.
+            NoPendingRequest: the run waits for no answer now.
+            ResumeError: the answer names a pause that is not open (nothing is answered),
+                cannot say which of several it is for, or does not fit its pause.
         """
+        from ..pauses import answered_in, bind, read_answer
+
         walker = self._walker
-        return walker.pauses.respond(pause_id, value, lambda update, node: walker.plan.schema.apply(walker.values, update, node))
-
-    def answer(self, value: Any) -> None:
-        """Answer the run's one open input request; or, given a mapping of pause ids to
-        answers, the pauses it names (the rule is :func:`nbgraph.pauses.bind`'s).
-
-        Raises:
-            ResumeError: the mapping names a pause that is not open; nothing was answered.
-        """
-        from ..pauses import answered_in, answers_by_id, bind
-
-        pauses = self._walker.pauses
-        if not answers_by_id(value):
-            self.respond(pauses.only("input", self.thread, self.done).id, value)
-            return
-        history = self._walker.full_history()
+        pauses = walker.pauses
+        open_ = pauses.pending
+        if not open_:
+            raise NoPendingRequest(
+                f"run {self.thread!r} waits for no answer"
+                + (" (it has finished)" if self.done else "; use `await run.next_pause()` to wait for a pause")
+            )
         given = bind(
-            pauses.pending, value, None, thread=self.thread,
-            story=lambda pid: answered_in(reversed(history), pid) or "answered already, or belongs to another run",
+            open_, value, pause, thread=self.thread,
+            story=lambda pid: answered_in(reversed(walker.full_history()), pid) or "answered already, or belongs to another run",
         )
-        for pause_id, answer in given.items():
-            self.respond(pause_id, answer)
+        kinds = {p.id: p for p in open_}
+        given = {pid: "continue" if answer is None and kinds[pid].kind == "breakpoint" else answer for pid, answer in given.items()}
+        for pid, answer in given.items():  # every answer checked before any is given
+            check_storable(answer, kinds[pid])
+            read_answer(kinds[pid], answer)
+        for pid, answer in given.items():
+            pauses.respond(pid, answer, lambda update, node: walker.plan.schema.apply(walker.values, update, node))
 
     def approve(self, update: Mapping[str, Any] | None = None) -> None:
         """Approve the open approval, optionally correcting the state with ``update``."""
         pause = self._walker.pauses.only("approval", self.thread, self.done)
-        self.respond(pause.id, {"approved": True, "update": dict(update) if update else None})
+        self.answer({"approved": True, "update": dict(update) if update else None}, pause=pause.id)
 
     def deny(self) -> None:
         """Deny the open approval."""
-        self.respond(self._walker.pauses.only("approval", self.thread, self.done).id, False)
-
-    def go_on(self) -> None:
-        """Continue from the breakpoint the run is paused at, to the next one (every open
-        breakpoint pause, when several branches stopped at once)."""
-        for pause in self._walker.pauses.every("breakpoint", self.thread, self.done):
-            self.respond(pause.id, "continue")
-
-    def step_once(self) -> None:
-        """Run the next node only: the run pauses again before the node after it, wherever
-        that runs (a sub-graph's node, a branch)."""
-        for pause in self._walker.pauses.every("breakpoint", self.thread, self.done):
-            self.respond(pause.id, "step")
+        self.answer(False, pause=self._walker.pauses.only("approval", self.thread, self.done).id)
 
     def replace_node(self, name: str, fn: Callable[..., Any]) -> None:
         """Call ``fn`` as node ``name`` for the rest of this run (hot swap), from the node's next call.
@@ -326,11 +319,6 @@ class Run:
         self.plan = walker.plan = walker.root.plan = walker.plan.with_function(name, fn)
         self.replaced = (*dict.fromkeys((*self.replaced, name)),)
 
-    def raise_budget(self, **limits: float) -> None:
-        """Answer the open budget pause with raised limits (``turns=``, ``tokens=``, ``cost=``)."""
-        pause = self._walker.pauses.only("budget", self.thread, self.done)
-        self.respond(pause.id, limits)
-
     def steer(self, text: str) -> None:
         """Queue a user message for the next LLM step to see."""
         if not isinstance(text, str) or not text.strip():
@@ -340,7 +328,7 @@ class Run:
     def stop_waiting(self, why: str) -> None:
         """Nobody will answer this run: it ends ``interrupted`` at its open pauses (and at any
         it opens later), with ``why`` in its reason, and can be resumed from its checkpoint
-        like a durable run (``g.resume(result, answer)``). The notebook view calls it when
+        like a durable run (``Resume(result, answer)``). The notebook view calls it when
         no browser shows the run."""
         walker = self._walker
         walker.live = False

@@ -36,7 +36,7 @@ from .calls import enter_event, error_text, fold, make_step
 from .context import Context
 from .ending import Ending
 from .limits import Aborted
-from .listeners import interrupt, resume, route_event, step_end_events
+from .listeners import answered, interrupt, route_event, step_end_events
 from .outputs import read_output
 from .people import ASK_BUDGET, apply_verdict, ask_budget
 from .slots import ChildFailed, Ended, Failed, Halted, Parked, Slot, keep, number, undo
@@ -398,7 +398,7 @@ def route_restored(walker: Walker, pause: Pause | None = None, answer: Any = Non
     record = walker.history.pop()
     if pause is not None:
         thread = walker.thread
-        events = (interrupt(thread, record.step, pause), resume(thread, record.step, pause, answer))
+        events = (interrupt(thread, record.step, pause), answered(thread, record.step, pause, answer))
         for event in events:
             walker.listeners.emit(event)
         record = record._replace(approval_events=events)

@@ -50,8 +50,9 @@ def interrupted(walker: Walker, *pauses: Pause) -> Ending:
     elif not walker.live:
         answer = {"breakpoint": "'continue'", "budget": "{'tokens': ...}"}.get(first.kind, "answer")
         how = (
-            f"g.resume(result, {answer}) or g.resume({walker.thread!r}, {answer}, pause={first.id!r})" if len(pauses) == 1
-            else "g.resume(result, {pause.id: answer, ...}) for the pauses in result.pauses"
+            f"g.invoke(Resume(result, {answer})) or g.invoke(Resume({walker.thread!r}, {answer}, pause={first.id!r}))"
+            if len(pauses) == 1
+            else "g.invoke(Resume(result, {pause.id: answer, ...})) for the pauses in result.pauses"
         )
         if first.kind == "breakpoint":
             how += " ('step' pauses before the next node, 'stop' ends the run)"

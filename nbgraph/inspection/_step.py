@@ -123,6 +123,6 @@ def _pauses(events: Sequence[Any]) -> list[PauseSeen]:
         if kind == "interrupt":
             pause = event.pause
             seen[pause.id] = PauseSeen(id=pause.id, kind=pause.kind, prompt=pause.prompt)
-        elif kind == "resume" and event.pause_id in seen:
+        elif kind == "answer" and event.pause_id in seen:
             seen[event.pause_id] = seen[event.pause_id].model_copy(update={"answered": True, "answer": _json(event.answer)})
     return list(seen.values())
