@@ -310,6 +310,7 @@ def durable_conversation(steps: int = CONVERSATION_STEPS) -> dict[str, float]:
     resume = _CONVERSATION + f"""
 import time, tracemalloc
 import nbgraph.events, nbgraph.pauses  # what any process has loaded once it ran a graph with pauses
+from nbgraph import Resume
 nbgraph.pauses.Pause(id="warm", kind="input", node="n", step=0)  # pydantic builds the model's validator once
 from nbgraph.engine.runner import run_blocking
 async def warm():
@@ -319,7 +320,7 @@ g = graph({steps})
 g.compile()
 tracemalloc.start()
 t0 = time.perf_counter()
-result = g.resume("talk", "yes", checkpointer=SQLiteCheckpointer({path!r}))
+result = g.invoke(Resume("talk", "yes"), checkpointer=SQLiteCheckpointer({path!r}))
 seconds = time.perf_counter() - t0
 peak = tracemalloc.get_traced_memory()[1]
 assert result.outcome == "done" and len(result.state["messages"]) == {steps}, result

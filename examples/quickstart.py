@@ -5,7 +5,7 @@ Run: python examples/quickstart.py
 
 from __future__ import annotations
 
-from nbgraph import END, START, Graph
+from nbgraph import END, START, Graph, Resume
 
 
 def draft(state):
@@ -34,6 +34,6 @@ if __name__ == "__main__":
     print(g.to_mermaid())
     paused = g.invoke({"topic": "graphs in notebooks", "version": 0})
     print(paused.outcome, "-", paused.reason)  # interrupted: publish waits for approval
-    result = g.resume(paused, True)
+    result = g.invoke(Resume(paused, True))
     print(result.outcome, result.path)
     print(result.state["published"])

@@ -20,7 +20,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-from ._observer import Browser, RunObserver, edge_key, exit_line, pack_frames, place
+from ._observer import Browser, RunObserver, edge_key, exit_line, place
 from ._redefined import graph_redefined, latest_definition, node_redefined, run_views
 from .engine import Fork, Resume
 from .errors import NbgraphError
@@ -457,3 +457,34 @@ def show_run(run: Any) -> GraphView:
     data["text/markdown"] = f"```mermaid\n{to_mermaid(run.plan)}```\n"
     display(data, raw=True)
     return view
+
+
+def pack_frames(frames: Any) -> dict[str, Any]:
+    """Replay frames as the slider takes them, packed: each frame a row of only the counts it
+    changed, every path and edge named once (a 10,000-step run's frames make one message
+    of a few hundred kilobytes).
+
+    ``{"names": [path or edge key, ...], "rows": [[step, path, branch, error, visits, fired]]}``
+    where ``path`` indexes ``names`` (None for frame 0, the input) and ``visits`` / ``fired``
+    are flat ``[name index, count, ...]`` lists.
+    """
+    names: list[str] = []
+    index: dict[str, int] = {}
+
+    def name(text: str) -> int:
+        at = index.get(text)
+        if at is None:
+            at = index[text] = len(names)
+            names.append(text)
+        return at
+
+    rows: list[list[Any]] = []
+    visits: Any = {}
+    fired: Any = {}
+    for frame in frames.frames:
+        changed_visits = [x for k, v in frame.visits.items() if visits.get(k) != v for x in (name(k), v)]
+        changed_fired = [x for k, v in frame.fired.items() if fired.get(k) != v for x in (name(edge_key(*k)), v)]
+        path = None if frame.path is None else name(frame.path)
+        rows.append([frame.step, path, frame.branch, frame.error, changed_visits, changed_fired])
+        visits, fired = frame.visits, frame.fired
+    return {"names": names, "rows": rows}
