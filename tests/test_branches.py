@@ -15,7 +15,7 @@ from typing import Annotated
 import pydantic
 import pytest
 
-from nbgraph import END, START, Budget, Graph, Send, SQLiteCheckpointer, append
+from nbgraph import END, START, Budget, Graph, Resume, Send, SQLiteCheckpointer, append
 from turns import wait_until
 
 RUNS = 50
@@ -253,7 +253,7 @@ class TestSettle:
 
         calls.clear()
         g.add_node("work", fixed, replace=True)
-        done = await g.aresume(result.thread, checkpointer=store)
+        done = await g.ainvoke(Resume(result.thread), checkpointer=store)
         assert done.outcome == "done", done.reason
         assert done.state.got == ["1", "2", "3", "4"]
         assert calls == [2, 3, 4]  # the branch that had finished was not run again
@@ -378,7 +378,7 @@ async def test_cancel_during_a_map_keeps_the_superstep_for_a_resume(tmp_path, fi
     assert [entry["step"] for entry in last.settled] == list(range(2, 2 + finished))
     block[0] = False
     entered.clear()
-    done = await g.aresume(result.thread, checkpointer=store)
+    done = await g.ainvoke(Resume(result.thread), checkpointer=store)
     assert done.outcome == "done" and done.state.got == ["1", "2", "3", "4"]
     assert entered == list(range(finished + 1, 5))  # the branches that had finished are not run again
 

@@ -2,7 +2,7 @@
 and ``run.branches`` say while a map runs.
 
 The test and the run share one loop: the test waits for the run by polling
-``run.pending`` or a queue the nodes fill, turn by turn, never by the clock.
+``run.pauses`` or a queue the nodes fill, turn by turn, never by the clock.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Annotated
 
 import pydantic
 
-from nbgraph import END, START, BranchState, Graph, SQLiteCheckpointer, append
+from nbgraph import END, START, BranchState, Graph, Resume, SQLiteCheckpointer, append
 from turns import wait_until, within
 
 
@@ -54,13 +54,13 @@ class TestEveryOrder:
         for order in orders:
             finished.clear()
             run = g.start({}, display=False)
-            await wait_until(lambda: len(run.pending) == len(items))
-            pauses = run.pending
+            await wait_until(lambda: len(run.pauses) == len(items))
+            pauses = run.pauses
             assert [(p.node, p.branch, p.prompt) for p in pauses] == [
                 ("ask", f"ask[{i}]", f"name for {item}?") for i, item in enumerate(items)
             ]
             for k in order:
-                assert run.respond(pauses[k].id, items[k].upper())
+                run.answer(items[k].upper(), pause=pauses[k].id)
                 count = len(finished)
                 await wait_until(lambda: len(finished) > count)  # that branch finished before the next answer
             result = await within(run)
@@ -112,14 +112,14 @@ class TestMixedPauses:
         g = mixed(calls)
         for order in itertools.permutations(range(3)):
             run = g.start({}, display=False)
-            await wait_until(lambda: len(run.pending) == 3)
-            pauses = sorted(run.pending, key=lambda p: p.branch)
+            await wait_until(lambda: len(run.pauses) == 3)
+            pauses = sorted(run.pauses, key=lambda p: p.branch)
             assert [(p.kind, p.branch, p.path) for p in pauses] == [
                 ("input", "ask1", "ask1"), ("input", "ask2", "ask2"), ("approval", "draft", "draft")
             ]
             answers = ["one", "two", {"approved": True, "update": {"got": ["edit"]}}]
             for k in order:
-                assert run.respond(pauses[k].id, answers[k])
+                run.answer(answers[k], pause=pauses[k].id)
             result = await within(run)
             assert result.outcome == "done", result.reason
             # Declaration order, the person's edit right after the step it corrects.
@@ -131,9 +131,9 @@ class TestMixedPauses:
         g = mixed(calls)
         g.add_node("merge", lambda s: {"last": "merged"}, replace=True)
         run = g.start({}, display=False)
-        await wait_until(lambda: len(run.pending) == 3)
-        for pause in run.pending:
-            run.respond(pause.id, False if pause.kind == "approval" else "ok")
+        await wait_until(lambda: len(run.pauses) == 3)
+        for pause in run.pauses:
+            run.answer(False if pause.kind == "approval" else "ok", pause=pause.id)
         result = await within(run)
         assert result.outcome == "done", result.reason
         assert result.state.got == ["ask1=ok", "ask2=ok"]
@@ -153,17 +153,17 @@ class TestMixedPauses:
         assert sorted(calls) == ["ask1", "ask2", "draft"]
         by_node = {p.node: p for p in first.pauses}
         calls.clear()
-        second = await g.aresume(first.thread, {by_node["draft"].id: True}, checkpointer=store)
+        second = await g.ainvoke(Resume(first.thread, {by_node["draft"].id: True}), checkpointer=store)
         assert second.outcome == "interrupted"
         assert sorted(p.node for p in second.pauses) == ["ask1", "ask2"]
         assert sorted(calls) == ["ask1", "ask2"]  # the approved draft is not run again
         assert {p.id for p in second.pauses} == {by_node["ask1"].id, by_node["ask2"].id}
         calls.clear()
-        third = await g.aresume(first.thread, {by_node["ask2"].id: "b"}, checkpointer=store)
+        third = await g.ainvoke(Resume(first.thread, {by_node["ask2"].id: "b"}), checkpointer=store)
         assert third.outcome == "interrupted" and [p.node for p in third.pauses] == ["ask1"]
         assert sorted(calls) == ["ask1", "ask2"]
         calls.clear()
-        done = await g.aresume(first.thread, {by_node["ask1"].id: "a"}, checkpointer=store)
+        done = await g.ainvoke(Resume(first.thread, {by_node["ask1"].id: "a"}), checkpointer=store)
         assert done.outcome == "done", done.reason
         assert calls == ["ask1"]  # ask2 finished in the run before: kept, not asked again
         assert done.state.got == ["draft", "ask1=a", "ask2=b"]
@@ -207,10 +207,10 @@ async def test_running_and_branch_statuses_during_a_bounded_map():
     assert statuses() == ["done", "failed", "running", "running", "waiting"]
     gates[3].set()
     assert await within(entered.get()) == 5
-    await wait_until(lambda: len(run.pending) == 1)
+    await wait_until(lambda: len(run.pauses) == 1)
     assert statuses() == ["done", "failed", "done", "running", "paused"]  # 5 waits for a person
     assert run.running == ("work", "work")
-    run.respond(run.pending[0].id, "yes")
+    run.answer("yes", pause=run.pauses[0].id)
     await wait_until(lambda: statuses()[4] == "running")
     gates[4].set()
     gates[5].set()
@@ -236,10 +236,10 @@ async def test_branches_waiting_for_people_stop_their_own_clocks():
     g.add_edge("plan", "ask", each=lambda s: [0, 1])
     g.add_edge("ask", END)
     run = g.start({}, display=False)
-    await wait_until(lambda: len(run.pending) == 2)
+    await wait_until(lambda: len(run.pauses) == 2)
     await asyncio.sleep(0.15)  # the people take three timeouts to answer: that time is not the nodes'
-    for pause in run.pending:
-        run.respond(pause.id, "ok")
+    for pause in run.pauses:
+        run.answer("ok", pause=pause.id)
     result = await within(run)
     assert result.outcome == "done", result.reason
     assert result.state.got == ["0:ok", "1:ok"]

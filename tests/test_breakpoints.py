@@ -1,7 +1,7 @@
 """Breakpoints and step mode: where a run pauses for a person to look, live and durable.
 
 Live runs share the test's loop: the test waits for a pause with ``run.next_pause``
-(or polls ``run.pending`` turn by turn), never by the clock.
+(or polls ``run.pauses`` turn by turn), never by the clock.
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ from nbclient import NotebookClient
 from nbgraph import (
     END,
     START,
+    Fork,
     Graph,
     GraphValidationError,
     MemoryCheckpointer,
     NoPendingRequest,
+    Resume,
     ResumeError,
     SQLiteCheckpointer,
     append,
@@ -157,7 +159,7 @@ class TestDeclaring:
         inner.breakpoints(after=["write"])  # the outer plan is stale now
         assert outer.compile().breakpoints == (frozenset(), frozenset({"research/write"}))
         paused = outer.invoke({})
-        assert (paused.outcome, paused.pending.path, paused.pending.at) == ("interrupted", "research/write", "after")
+        assert (paused.outcome, paused.pauses[0].path, paused.pauses[0].at) == ("interrupted", "research/write", "after")
 
 
 class TestDurable:
@@ -165,13 +167,13 @@ class TestDurable:
         ran: list[str] = []
         g = chain(ran).breakpoints(before=["b"])
         paused = g.invoke({"n": 1})
-        pause = paused.pending
+        pause = paused.pauses[0]
         assert paused.outcome == "interrupted" and ran == ["a"]
         assert (pause.kind, pause.at, pause.node, pause.path, pause.step) == ("breakpoint", "before", "b", "b", 2)
         assert pause.options == ("continue", "step", "stop")
-        assert paused.reason.startswith("paused at the breakpoint before 'b' — answer with g.resume(result, 'continue')")
+        assert paused.reason.startswith("paused at the breakpoint before 'b' — answer with g.invoke(Resume(result, 'continue'))")
         assert paused.state == {"n": 2}
-        done = g.resume(paused, "continue")
+        done = g.invoke(Resume(paused, "continue"))
         assert done.outcome == "done", done.reason
         assert ran == ["a", "b", "c", "d"] and done.state == {"n": 22, "done": True}
 
@@ -179,10 +181,10 @@ class TestDurable:
         ran: list[str] = []
         g = chain(ran).breakpoints(after=["b"])
         paused = g.invoke({"n": 1})
-        pause = paused.pending
+        pause = paused.pauses[0]
         assert (pause.at, pause.node, pause.step, pause.update) == ("after", "b", 2, {"n": 20})
         assert ran == ["a", "b"] and paused.state == {"n": 20}
-        done = g.resume(paused, "continue")
+        done = g.invoke(Resume(paused, "continue"))
         assert done.outcome == "done" and ran == ["a", "b", "c", "d"]  # b did not run again
         assert [s.node for s in done.history] == ["a", "b", "c", "d"]
         assert done.history[1].edge.target == "c"
@@ -191,16 +193,16 @@ class TestDurable:
         g = chain().breakpoints(before=["b"])
         paused = g.invoke({"n": 1})
         with pytest.raises(ResumeError, match=r"a breakpoint is answered with 'continue', 'step' or 'stop'; got 'go'"):
-            g.resume(paused, "go")
-        assert g.resume(paused, "Continue").outcome == "done"  # any case
+            g.invoke(Resume(paused, "go"))
+        assert g.invoke(Resume(paused, "Continue")).outcome == "done"  # any case
 
     def test_a_resume_without_an_answer_goes_on_from_a_breakpoint(self):
         ran: list[str] = []
         g = chain(ran).breakpoints(before=["b"], after=["c"])
         paused = g.invoke({"n": 1})
-        again = g.resume(paused.thread)  # a breakpoint asks no question: as 'continue'
-        assert (again.outcome, again.pending.at, again.pending.path, ran) == ("interrupted", "after", "c", ["a", "b", "c"])
-        assert g.resume(again.thread).outcome == "done" and ran == ["a", "b", "c", "d"]
+        again = g.invoke(Resume(paused.thread))  # a breakpoint asks no question: as 'continue'
+        assert (again.outcome, again.pauses[0].at, again.pauses[0].path, ran) == ("interrupted", "after", "c", ["a", "b", "c"])
+        assert g.invoke(Resume(again.thread)).outcome == "done" and ran == ["a", "b", "c", "d"]
 
     def test_a_resume_without_an_answer_goes_on_from_breakpoints_in_every_branch(self):
         g = Graph("fan")
@@ -212,7 +214,7 @@ class TestDurable:
         g.breakpoints(before=["a", "b"])
         paused = g.invoke({})
         assert sorted(p.path for p in paused.pauses) == ["a", "b"]
-        done = g.resume(paused.thread)
+        done = g.invoke(Resume(paused.thread))
         assert done.outcome == "done" and done.state == {"a": 1, "b": 1}
 
     def test_step_pauses_before_the_next_node_and_continue_at_the_next_breakpoint(self):
@@ -221,8 +223,8 @@ class TestDurable:
         stops = []
         result = g.invoke({"n": 1})
         for answer in ("step", "continue", "continue"):
-            stops.append((result.pending.at, result.pending.path, list(ran)))
-            result = g.resume(result, answer)
+            stops.append((result.pauses[0].at, result.pauses[0].path, list(ran)))
+            result = g.invoke(Resume(result, answer))
         assert stops == [
             ("before", "b", ["a"]),
             ("before", "c", ["a", "b"]),  # step: paused before the next node though c has no breakpoint
@@ -235,37 +237,37 @@ class TestDurable:
         g = chain(ran).breakpoints(before=["b"], after=["c"])
         store = MemoryCheckpointer()
         paused = g.invoke({"n": 1}, checkpointer=store)
-        stopped = g.resume(paused, "stop", checkpointer=store)
+        stopped = g.invoke(Resume(paused, "stop"), checkpointer=store)
         assert (stopped.outcome, stopped.reason) == ("aborted", "stopped at the breakpoint before 'b' (step 2)")
         assert stopped.pauses == () and ran == ["a"] and stopped.state == {"n": 2}
-        again = g.resume(stopped.thread, checkpointer=store)  # b still has its breakpoint: it pauses there again
-        assert again.pending.path == "b" and again.pending.id != paused.pending.id
-        after_c = g.resume(again, "continue", checkpointer=store)
-        assert (after_c.pending.at, after_c.pending.path) == ("after", "c")
-        stopped = g.resume(after_c, "stop", checkpointer=store)
+        again = g.invoke(Resume(stopped.thread), checkpointer=store)  # b still has its breakpoint: it pauses there again
+        assert again.pauses[0].path == "b" and again.pauses[0].id != paused.pauses[0].id
+        after_c = g.invoke(Resume(again, "continue"), checkpointer=store)
+        assert (after_c.pauses[0].at, after_c.pauses[0].path) == ("after", "c")
+        stopped = g.invoke(Resume(after_c, "stop"), checkpointer=store)
         assert stopped.outcome == "aborted" and ran == ["a", "b", "c"]
         last = store.get(stopped.thread)
         assert (last.status, last.step, [f.node for f in last.frames]) == ("aborted", 3, ["d"])  # c routed and saved
-        done = g.resume(stopped.thread, checkpointer=store)
+        done = g.invoke(Resume(stopped.thread), checkpointer=store)
         assert done.outcome == "done" and ran == ["a", "b", "c", "d"]  # nothing ran twice
         assert done.state == chain().invoke({"n": 1}).state
 
     def test_the_trace_shows_each_pause_where_a_live_run_does(self):
         g = chain().breakpoints(before=["b"], after=["c"])
         result = g.invoke({"n": 1})
-        result = g.resume(result, "continue")
-        result = g.resume(result, "step")
-        result = g.resume(result, "continue")
+        result = g.invoke(Resume(result, "continue"))
+        result = g.invoke(Resume(result, "step"))
+        result = g.invoke(Resume(result, "continue"))
         events = list(parse_ndjson(result.to_ndjson()))
         seen = [
             (e.type, getattr(e, "node", None) or (e.pause.path if e.type == "interrupt" else e.__dict__.get("answer")))
-            for e in events if e.type in ("node-enter", "node-exit", "interrupt", "resume")
+            for e in events if e.type in ("node-enter", "node-exit", "interrupt", "answer")
         ]
         assert seen == [
             ("node-enter", "a"), ("node-exit", "a"),
-            ("interrupt", "b"), ("resume", "continue"), ("node-enter", "b"), ("node-exit", "b"),
-            ("node-enter", "c"), ("node-exit", "c"), ("interrupt", "c"), ("resume", "step"),
-            ("interrupt", "d"), ("resume", "continue"), ("node-enter", "d"), ("node-exit", "d"),
+            ("interrupt", "b"), ("answer", "continue"), ("node-enter", "b"), ("node-exit", "b"),
+            ("node-enter", "c"), ("node-exit", "c"), ("interrupt", "c"), ("answer", "step"),
+            ("interrupt", "d"), ("answer", "continue"), ("node-enter", "d"), ("node-exit", "d"),
         ]
         assert [e.pause.at for e in events if e.type == "interrupt"] == ["before", "after", "before"]
 
@@ -276,11 +278,11 @@ class TestSubGraphs:
         g = nested(ran).breakpoints(before=["research/write"], after=["research/search"])
         store = MemoryCheckpointer()
         first = g.invoke({}, checkpointer=store)
-        assert (first.pending.at, first.pending.path, first.pending.update) == ("after", "research/search", {"found": "x"})
-        second = g.resume(first, "continue", checkpointer=store)
-        assert (second.pending.at, second.pending.path) == ("before", "research/write")
+        assert (first.pauses[0].at, first.pauses[0].path, first.pauses[0].update) == ("after", "research/search", {"found": "x"})
+        second = g.invoke(Resume(first, "continue"), checkpointer=store)
+        assert (second.pauses[0].at, second.pauses[0].path) == ("before", "research/write")
         assert ran == ["a", "research/search"]
-        done = g.resume(second, "continue", checkpointer=store)
+        done = g.invoke(Resume(second, "continue"), checkpointer=store)
         assert done.outcome == "done", done.reason
         assert ran == ["a", "research/search", "research/write", "b"]  # search ran once
         assert done.state == {"n": 2, "found": "x", "report": "r"}
@@ -291,7 +293,7 @@ class TestSubGraphs:
         stops = []
         while (pause := await within(run.next_pause())) is not None:
             stops.append((pause.path, list(ran)))
-            run.step_once()
+            run.answer("step")
         result = await within(run)
         assert result.outcome == "done", result.reason
         assert stops == [
@@ -308,11 +310,11 @@ class TestSubGraphs:
         store = MemoryCheckpointer()
         run = g.start({}, display=False, checkpointer=store)
         pause = await within(run.next_pause())
-        assert run.respond(pause.id, "stop")
+        run.answer("stop", pause=pause.id)
         stopped = await within(run)
         assert stopped.outcome == "aborted" and stopped.reason == "stopped at the breakpoint after 'research/search' (step 1)"
         g.breakpoints()  # this graph sets its own (none): the resume does not stop again
-        done = g.resume(stopped, checkpointer=store)
+        done = g.invoke(Resume(stopped), checkpointer=store)
         assert done.outcome == "done", done.reason
         assert ran == ["a", "research/search", "research/write", "b"]
 
@@ -324,12 +326,12 @@ class TestSubGraphs:
         store = MemoryCheckpointer()
         if live:
             run = g.start({}, display=False, checkpointer=store)
-            run.respond((await within(run.next_pause())).id, "stop")
+            run.answer("stop", pause=(await within(run.next_pause())).id)
             stopped = await within(run)
         else:
-            stopped = await g.aresume(await g.ainvoke({}, checkpointer=store), "stop", checkpointer=store)
+            stopped = await g.ainvoke(Resume(await g.ainvoke({}, checkpointer=store), "stop"), checkpointer=store)
         assert stopped.outcome == "aborted"
-        done = await g.breakpoints().aresume(stopped, checkpointer=store)
+        done = await g.breakpoints().ainvoke(Resume(stopped), checkpointer=store)
         assert done.outcome == "done", done.reason
         assert ran == ["a", "research/search", "research/write", "b"]
 
@@ -352,12 +354,12 @@ class TestSubGraphs:
         run = g.start({"items": ["x", "y"]}, display=False, checkpointer=store)
         first = await within(run.next_pause())
         assert (first.path, first.branch) == ("research/search", "research[0]")
-        run.respond(first.id, "stop")
+        run.answer("stop", pause=first.id)
         stopped = await within(run)
         assert (stopped.outcome, stopped.reason) == (
             "aborted", "stopped at the breakpoint after 'research/search' in branch 'research[0]' (step 1)"
         )
-        done = g.breakpoints().resume(stopped, checkpointer=store)
+        done = g.breakpoints().invoke(Resume(stopped), checkpointer=store)
         assert done.outcome == "done", done.reason
         assert done.state.grades == ["X", "Y"]
         assert ran.count("search x") == 1  # the stopped branch went on where it stopped
@@ -397,10 +399,10 @@ class TestSubGraphs:
         run = g.start({"items": ["x", "y"]}, display=False, checkpointer=store)
         pause = await within(run.next_pause())
         assert pause.path == where
-        run.respond(pause.id, "stop")
+        run.answer("stop", pause=pause.id)
         stopped = await within(run)
         assert stopped.outcome == "aborted" and stopped.reason.startswith(f"stopped at the breakpoint after {where!r}")
-        done = await g.breakpoints().aresume(stopped, checkpointer=store)
+        done = await g.breakpoints().ainvoke(Resume(stopped), checkpointer=store)
         assert done.outcome == "done", done.reason
         assert len(done.state.grades) == (2 if shape == "sub-graph in a sub-graph" else 4)
 
@@ -411,17 +413,17 @@ class TestLive:
         seen = []
         run = chain(ran).breakpoints(before=["b", "d"]).start({"n": 1}, display=False, on_event=seen.append)
         first = await within(run.next_pause())
-        assert (first.path, ran, run.pending) == ("b", ["a"], (first,))
-        run.go_on()
+        assert (first.path, ran, run.pauses) == ("b", ["a"], (first,))
+        run.answer("continue")
         second = await within(run.next_pause())
         assert (second.path, ran) == ("d", ["a", "b", "c"])  # c has none: no pause there
-        run.go_on()
+        run.answer("continue")
         result = await within(run)
         assert result.outcome == "done" and ran == ["a", "b", "c", "d"]
-        breaks = [(e.type, e.pause.path if e.type == "interrupt" else e.answer) for e in seen if e.type in ("interrupt", "resume")]
-        assert breaks == [("interrupt", "b"), ("resume", "continue"), ("interrupt", "d"), ("resume", "continue")]
-        with pytest.raises(NoPendingRequest, match="has no open breakpoint request"):
-            run.go_on()
+        breaks = [(e.type, e.pause.path if e.type == "interrupt" else e.answer) for e in seen if e.type in ("interrupt", "answer")]
+        assert breaks == [("interrupt", "b"), ("answer", "continue"), ("interrupt", "d"), ("answer", "continue")]
+        with pytest.raises(NoPendingRequest, match=r"waits for no answer \(it has finished\)"):
+            run.answer("continue")
 
     async def test_answers_are_checked_and_stop_ends_aborted(self):
         ran: list[str] = []
@@ -429,13 +431,15 @@ class TestLive:
         pause = await within(run.next_pause())
         assert pause.update == {"n": 2}
         with pytest.raises(ResumeError, match="got 'maybe'"):
-            run.respond(pause.id, "maybe")
-        assert run.pending == (pause,)  # still waiting
-        assert run.respond(pause.id, "stop") and not run.respond(pause.id, "stop")  # a duplicate is ignored
+            run.answer("maybe", pause=pause.id)
+        assert run.pauses == (pause,)  # still waiting
+        run.answer("stop", pause=pause.id)
+        with pytest.raises(NoPendingRequest, match="waits for no answer"):  # a duplicate is refused
+            run.answer("stop", pause=pause.id)
         result = await within(run)
         assert (result.outcome, result.reason) == ("aborted", "stopped at the breakpoint after 'a' (step 1)")
         assert ran == ["a"] and result.state == {"n": 2}
-        done = chain(ran).resume(result)  # a fresh graph: the thread's breakpoint (after a) is behind it
+        done = chain(ran).invoke(Resume(result))  # a fresh graph: the thread's breakpoint (after a) is behind it
         assert done.outcome == "done" and ran == ["a", "b", "c", "d"]  # a was routed and saved, not run again
 
     @pytest.mark.parametrize("at", ["before", "after"])
@@ -449,7 +453,7 @@ class TestLive:
         assert (result.outcome, result.reason) == ("aborted", f"cancelled at the breakpoint {at} 'b' (step 2)")
         assert ran == (["a"] if at == "before" else ["a", "b"])
         assert [e.node for e in seen if e.type == "node-exit"] == ran  # each node's exit told once
-        assert result.pauses == () and run.pending == ()
+        assert result.pauses == () and run.pauses == ()
 
     async def test_the_views_buttons_answer_a_breakpoint(self):
         from nbgraph.widget import GraphView
@@ -470,32 +474,32 @@ class TestLive:
         ran: list[str] = []
         g = mapped(ran).breakpoints(before=["grade"], after=["merge"])
         run = g.start({"items": ["x", "y", "z"]}, display=False)
-        await within(wait_until(lambda: len(run.pending) == 3))
-        pauses = {p.branch: p for p in run.pending}
+        await within(wait_until(lambda: len(run.pauses) == 3))
+        pauses = {p.branch: p for p in run.pauses}
         assert sorted(pauses) == ["grade[0]", "grade[1]", "grade[2]"] and ran == []
         assert {b.status for b in run.branches} == {"paused"}
-        run.respond(pauses["grade[2]"].id, "continue")  # any order
+        run.answer("continue", pause=pauses["grade[2]"].id)  # any order
         await wait_until(lambda: ran == ["z"])
-        run.respond(pauses["grade[0]"].id, "continue")
-        run.respond(pauses["grade[1]"].id, "continue")
+        run.answer("continue", pause=pauses["grade[0]"].id)
+        run.answer("continue", pause=pauses["grade[1]"].id)
         after = await within(run.next_pause())
         assert (after.path, after.update) == ("merge", {"merged": "x:ok+y:ok+z:ok"})  # folded in item order
-        run.go_on()
+        run.answer("continue")
         result = await within(run)
         assert result.outcome == "done" and sorted(ran) == ["x", "y", "z"]
 
 
-    async def test_step_mode_pauses_every_branch_and_step_once_answers_them_all(self):
+    async def test_step_mode_pauses_every_branch_and_one_step_answers_them_all(self):
         ran: list[str] = []
         run = mapped(ran).start({"items": ["x", "y", "z"]}, display=False, stepping=True)
         assert (await within(run.next_pause())).path == "plan"
-        run.step_once()
-        await within(wait_until(lambda: len(run.pending) == 3))
-        assert sorted(p.branch for p in run.pending) == ["grade[0]", "grade[1]", "grade[2]"] and ran == []
-        run.step_once()  # all three
+        run.answer("step")
+        await within(wait_until(lambda: len(run.pauses) == 3))
+        assert sorted(p.branch for p in run.pauses) == ["grade[0]", "grade[1]", "grade[2]"] and ran == []
+        run.answer("step")  # all three
         merge = await within(run.next_pause())
         assert (merge.path, sorted(ran)) == ("merge", ["x", "y", "z"])
-        run.go_on()
+        run.answer("continue")
         assert (await within(run)).state.merged == "x:ok+y:ok+z:ok"
 
 
@@ -508,9 +512,9 @@ class TestBranchesDurable:
         assert first.outcome == "interrupted" and ran == []
         by_branch = {p.branch: p for p in first.pauses}
         assert sorted(by_branch) == ["grade[0]", "grade[1]"]
-        second = await g.aresume(first.thread, {by_branch["grade[1]"].id: "continue"}, checkpointer=store)
+        second = await g.ainvoke(Resume(first.thread, {by_branch["grade[1]"].id: "continue"}), checkpointer=store)
         assert ran == ["y"] and [p.id for p in second.pauses] == [by_branch["grade[0]"].id]  # the same id
-        done = await g.aresume(second, "continue", checkpointer=store)
+        done = await g.ainvoke(Resume(second, "continue"), checkpointer=store)
         assert done.outcome == "done", done.reason
         assert ran == ["y", "x"] and done.state.merged == "x:ok+y:ok"
 
@@ -519,14 +523,14 @@ class TestBranchesDurable:
         g = mapped(ran).breakpoints(after=["grade"])
         store = SQLiteCheckpointer(str(tmp_path / "runs.db"))
         run = g.start({"items": ["x", "y"]}, display=False, checkpointer=store)
-        await within(wait_until(lambda: len(run.pending) == 2))
-        pauses = sorted(run.pending, key=lambda p: p.branch)
+        await within(wait_until(lambda: len(run.pauses) == 2))
+        pauses = sorted(run.pauses, key=lambda p: p.branch)
         assert [p.update for p in pauses] == [{"grades": ["x:ok"]}, {"grades": ["y:ok"]}]
-        run.respond(pauses[0].id, "stop")
+        run.answer("stop", pause=pauses[0].id)
         stopped = await within(run)
         assert stopped.outcome == "aborted" and stopped.reason == "stopped at the breakpoint after 'grade' in branch 'grade[0]' (step 2)"
         g.breakpoints()
-        done = await g.aresume(stopped, checkpointer=store)
+        done = await g.ainvoke(Resume(stopped), checkpointer=store)
         assert done.outcome == "done", done.reason
         assert sorted(ran) == ["x", "y", "y"]  # x was kept; y was cut short and ran again
         assert done.state.merged == "x:ok+y:ok"
@@ -534,7 +538,7 @@ class TestBranchesDurable:
 
 JOBS = '''
 """Start a run with breakpoints (or in step mode), or resume it with a fresh graph object."""
-from nbgraph import END, START, Graph, SQLiteCheckpointer
+from nbgraph import END, START, Graph, Resume, SQLiteCheckpointer
 
 
 def build(breakpoints):
@@ -557,11 +561,11 @@ def main(job):
     if job["command"] == "start":
         result = g.invoke({}, thread=job["thread"], checkpointer=store, stepping=job.get("stepping", False))
     else:
-        result = g.resume(job["thread"], job.get("answer"), checkpointer=store)
+        result = g.invoke(Resume(job["thread"], job.get("answer")), checkpointer=store)
     return {
         "outcome": result.outcome,
         "path": result.state.get("path", ""),
-        "pause": None if result.pending is None else [result.pending.at, result.pending.path],
+        "pause": [result.pauses[0].at, result.pauses[0].path] if result.pauses else None,
     }
 '''
 
@@ -602,8 +606,8 @@ def test_a_forked_thread_keeps_its_parents_breakpoints():
     store = MemoryCheckpointer()
     paused = g.invoke({"n": 1}, checkpointer=store)
     fresh = chain(ran)
-    forked = fresh.fork(paused, step=1, checkpointer=store)
-    assert (forked.outcome, forked.pending.path) == ("interrupted", "c")
+    forked = fresh.invoke(Fork(paused, step=1), checkpointer=store)
+    assert (forked.outcome, forked.pauses[0].path) == ("interrupted", "c")
 
 
 def test_a_reserved_slot_is_refused():
@@ -639,7 +643,7 @@ print(pause.kind, pause.at, pause.path, ran)
 print(view.handle({"type": "answer", "pause_id": pause.id, "value": "step"}))
 pause = await _run.next_pause(timeout=10)
 print(pause.at, pause.path, ran)
-_run.go_on()
+_run.answer("continue")
 result = await _run
 print(result.outcome, ran)
 """,
@@ -663,5 +667,5 @@ def test_graph_run_step_in_a_kernel():
 
 def test_the_pause_round_trips_through_json():
     paused = chain().breakpoints(after=["a"]).invoke({"n": 1})
-    data = json.loads(paused.pending.model_dump_json())
+    data = json.loads(paused.pauses[0].model_dump_json())
     assert (data["kind"], data["at"], data["update"]) == ("breakpoint", "after", {"n": 2})

@@ -6,7 +6,8 @@ import pytest
 from turns import within
 
 from nbgraph import (
-    END, START, Budget, Graph, MemoryCheckpointer, MessagesState, ResumeError, ScriptedModel, SQLiteCheckpointer, llm_node, tool,
+    END, START, Budget, Graph, MemoryCheckpointer, MessagesState, Resume, ResumeError, ScriptedModel, SQLiteCheckpointer,
+    llm_node, tool,
 )
 from nbgraph.llm.model import Reply
 
@@ -36,7 +37,7 @@ def test_the_run_pauses_before_the_step_that_could_pass_the_limit_with_its_figur
     calls: list[int] = []
     result = spender(calls).invoke({}, budget=Budget(tokens=450, ask=True))
     assert result.outcome == "interrupted" and len(calls) == 4  # 400 used; a fifth step would reach 500
-    pause = result.pending
+    pause = result.pauses[0]
     assert (pause.kind, pause.node, pause.step) == ("budget", "work", 5)
     figures = pause.budget
     assert figures.used == {"turns": 4, "tokens": 400, "cost": 0.04}
@@ -51,10 +52,10 @@ def test_raising_it_goes_on_with_nothing_run_twice_and_the_raise_is_kept_by_the_
     g = spender(calls)
     store = MemoryCheckpointer()
     first = g.invoke({}, checkpointer=store, budget=Budget(tokens=450, ask=True))
-    second = g.resume(first, {"tokens": 800}, checkpointer=store)  # no budget passed: the thread's raised one holds
-    assert second.outcome == "interrupted" and second.pending.budget.limits == {"tokens": 800}
-    assert second.pending.prompt == "budget about to be exceeded: tokens 800 of 800 used, the next step may take 100"
-    done = g.resume(second, Budget(tokens=5000), checkpointer=store)
+    second = g.invoke(Resume(first, {"tokens": 800}), checkpointer=store)  # no budget passed: the thread's raised one holds
+    assert second.outcome == "interrupted" and second.pauses[0].budget.limits == {"tokens": 800}
+    assert second.pauses[0].prompt == "budget about to be exceeded: tokens 800 of 800 used, the next step may take 100"
+    done = g.invoke(Resume(second, Budget(tokens=5000)), checkpointer=store)
     assert (done.outcome, done.state["n"], done.tokens) == ("done", 10, 1000)
     assert calls == list(range(10))  # every step ran once
 
@@ -63,17 +64,17 @@ def test_bad_raises_and_a_missing_answer_are_refused_naming_the_limit():
     g = spender([])
     paused = g.invoke({}, budget=Budget(tokens=450, ask=True))
     with pytest.raises(ResumeError, match=r"the raised tokens limit 300 is not above what the run has used \(400\)"):
-        g.resume(paused, {"tokens": 300})
+        g.invoke(Resume(paused, {"tokens": 300}))
     with pytest.raises(ResumeError, match="raises turns, tokens, cost; not 'seconds'"):
-        g.resume(paused, {"seconds": 10})
+        g.invoke(Resume(paused, {"seconds": 10}))
     with pytest.raises(ResumeError, match=r"pass the raised limits, answer=\{'tokens': \.\.\.\} \(suggested: \{'tokens': 900\}\)"):
-        g.resume(paused)
-    assert g.resume(paused, {"tokens": 2000}).outcome == "done"  # nothing was spent by the refusals
+        g.invoke(Resume(paused))
+    assert g.invoke(Resume(paused, {"tokens": 2000})).outcome == "done"  # nothing was spent by the refusals
 
 
 def test_stop_ends_the_run_aborted_with_the_figures():
     g = spender([])
-    stopped = g.resume(g.invoke({}, budget=Budget(cost=0.045, ask=True)), "stop")
+    stopped = g.invoke(Resume(g.invoke({}, budget=Budget(cost=0.045, ask=True)), "stop"))
     assert stopped.outcome == "aborted"
     assert "stopped at the budget pause before 'work'" in stopped.reason and "cost 0.0400 of 0.0450 used" in stopped.reason
 
@@ -86,8 +87,8 @@ async def test_a_live_run_waits_for_the_raise_and_goes_on():
     assert pause.kind == "budget" and pause.budget.over == ("turns",) and len(calls) == 3
     assert pause.prompt == "budget about to be exceeded: turns 3 of 3 used, the next step may take 1"
     with pytest.raises(ResumeError, match="not above what the run has used"):
-        run.respond(pause.id, {"turns": 3})
-    run.raise_budget(turns=100)
+        run.answer({"turns": 3}, pause=pause.id)
+    run.answer({"turns": 100})
     result = await within(run)
     assert (result.outcome, len(calls)) == ("done", 10)
 
@@ -112,9 +113,9 @@ def test_an_llm_call_that_finds_the_budget_used_up_pauses_inside_its_node_and_sa
     store = SQLiteCheckpointer(tmp_path / "runs.db")
     # The tool round's second model call finds the one turn used.
     paused = g.invoke({"messages": [{"role": "user", "content": "hi?"}]}, checkpointer=store, budget=Budget(turns=1, ask=True))
-    pause = paused.pending
+    pause = paused.pauses[0]
     assert (pause.kind, pause.node, pause.budget.over) == ("budget", "answer", ("turns",))
     assert (pause.reruns.model_calls, pause.reruns.tool_calls) == (1, ("look",))
-    done = g.resume(paused, {"turns": 5}, checkpointer=store)
+    done = g.invoke(Resume(paused, {"turns": 5}), checkpointer=store)
     assert done.outcome == "done" and done.state.messages[-1].content == "It is a greeting."
     assert looked == ["hi", "hi"] and len(model.calls) == 3  # as the pause said: the node ran again from its start

@@ -11,9 +11,11 @@ import pytest
 from nbgraph import (
     END,
     START,
+    Fork,
     Graph,
     MemoryCheckpointer,
     NoPendingRequest,
+    Resume,
     ResumeError,
     RunStillRunning,
     append,
@@ -55,7 +57,7 @@ class TestLiveInput:
         run = ask_graph().start({}, display=False, on_event=seen.append)
         pause = await run.next_pause(timeout=5)
         assert pause.kind == "input" and pause.prompt == "Favourite colour?" and pause.node == "ask"
-        assert run.pending == (pause,)
+        assert run.pauses == (pause,)
         with pytest.raises(RunStillRunning, match=r"is still running \(step \d\) — use `await run`"):
             run.result()
         run.answer("teal")
@@ -63,7 +65,7 @@ class TestLiveInput:
         assert result.outcome == "done"
         assert result.state["painted"] == "teal wall"
         types = [e.type for e in seen]
-        assert types.index("interrupt") < types.index("resume") < types.index("node-exit")
+        assert types.index("interrupt") < types.index("answer") < types.index("node-exit")
         assert result.events() == seen
 
     async def test_options_are_enforced(self):
@@ -72,19 +74,22 @@ class TestLiveInput:
         assert pause.options == ("red", "blue") and pause.input_kind == "choice"
         with pytest.raises(ResumeError, match="'green' is not one of the options"):
             run.answer("green")
-        assert run.pending == (pause,)
+        assert run.pauses == (pause,)
         run.answer("blue")
         assert (await run).state["color"] == "blue"
 
-    async def test_stale_and_duplicate_answers_are_ignored(self):
+    async def test_stale_and_duplicate_answers_are_refused(self):
         run = ask_graph().start({}, display=False)
         pause = await run.next_pause(timeout=5)
-        assert run.respond("not-a-pause", "x") is False
-        assert run.respond(pause.id, "first") is True
-        assert run.respond(pause.id, "second") is False
+        with pytest.raises(ResumeError, match="'not-a-pause' is not a pause id"):
+            run.answer("x", pause="not-a-pause")
+        run.answer("first", pause=pause.id)
+        with pytest.raises(NoPendingRequest, match="waits for no answer; use `await run.next_pause"):
+            run.answer("second", pause=pause.id)
         result = await run
         assert result.state["color"] == "first"
-        assert run.respond(pause.id, "late") is False
+        with pytest.raises(NoPendingRequest, match=r"waits for no answer \(it has finished\)"):
+            run.answer("late", pause=pause.id)
 
     async def test_several_pending_requests_answered_by_id(self):
         async def both(state, ctx):
@@ -109,20 +114,24 @@ class TestLiveInput:
 
         run = g.start({}, display=False, on_event=on_event)
         await asyncio.wait_for(both_open.wait(), timeout=5)
-        assert set(run.pending) == set(asked) and {p.prompt for p in asked} == {"first name?", "last name?"}
-        with pytest.raises(NoPendingRequest, match="has 2 open input requests"):
+        assert set(run.pauses) == set(asked) and {p.prompt for p in asked} == {"first name?", "last name?"}
+        with pytest.raises(ResumeError, match="waits for 2 answers; give them by pause id"):
             run.answer("x")
-        by_prompt = {p.prompt: p for p in run.pending}
-        run.respond(by_prompt["last name?"].id, "Lovelace")
-        run.respond(by_prompt["first name?"].id, "Ada")
+        by_prompt = {p.prompt: p for p in run.pauses}
+        run.answer("Lovelace", pause=by_prompt["last name?"].id)
+        # A second answer to it is refused, not given to the question still open.
+        with pytest.raises(ResumeError, match="is not open: it was answered already"):
+            run.answer("Byron", pause=by_prompt["last name?"].id)
+        assert run.pauses == (by_prompt["first name?"],)
+        run.answer("Ada", pause=by_prompt["first name?"].id)
         assert (await run).state["name"] == "Ada Lovelace"
 
     async def test_answer_with_nothing_pending(self):
         run = ask_graph().start({}, display=False)
         pause = await run.next_pause(timeout=5)
-        run.respond(pause.id, "x")
+        run.answer("x", pause=pause.id)
         await run
-        with pytest.raises(NoPendingRequest, match="has no open input request .it has finished."):
+        with pytest.raises(NoPendingRequest, match="waits for no answer .it has finished."):
             run.answer("again")
 
     async def test_next_pause_returns_none_when_the_run_ends(self):
@@ -158,14 +167,14 @@ class TestDurableInput:
         calls = []
         result = ask_graph(calls).invoke({})
         assert result.outcome == "interrupted"
-        assert result.pending.prompt == "Favourite colour?"
+        assert result.pauses[0].prompt == "Favourite colour?"
         # The reason names the node and the prompt, and says how to answer instead of waiting:
         assert result.reason == (
-            f"waiting for input at node 'ask': Favourite colour? — answer with g.resume(result, answer) or "
-            f"g.resume({result.thread!r}, answer, pause={result.pending.id!r}); "
+            f"waiting for input at node 'ask': Favourite colour? — answer with g.invoke(Resume(result, answer)) or "
+            f"g.invoke(Resume({result.thread!r}, answer, pause={result.pauses[0].id!r})); "
             "for live answers use run = g.start(...) and `await run`"
         )
-        done = ask_graph(calls).resume(result.thread, "ochre")
+        done = ask_graph(calls).invoke(Resume(result.thread, "ochre"))
         assert done.outcome == "done" and done.state["painted"] == "ochre wall"
         types = [e.type for e in done.events()]
         assert types[:3] == ["run-start", "route", "node-enter"] and types[-1] == "done"
@@ -176,9 +185,9 @@ class TestDurableInput:
     async def test_invoke_inside_a_running_loop_does_not_deadlock(self):
         result = ask_graph().invoke({})
         assert result.outcome == "interrupted"
-        assert result.pending.prompt == "Favourite colour?" and result.pending.node == "ask"
+        assert result.pauses[0].prompt == "Favourite colour?" and result.pauses[0].node == "ask"
         assert result.path == [] and result.state == {}
-        done = ask_graph().resume(result.thread, "ochre")
+        done = ask_graph().invoke(Resume(result.thread, "ochre"))
         assert done.outcome == "done" and done.state["painted"] == "ochre wall"
 
     async def test_astream_over_a_pause_ends_interrupted(self):
@@ -193,10 +202,10 @@ class TestDurableInput:
         interrupt, done = seen[-2:]
         assert (interrupt.pause.kind, interrupt.pause.node, interrupt.pause.prompt) == ("input", "ask", "Favourite colour?")
         assert done.outcome == "interrupted"
-        assert done.reason.startswith("waiting for input at node 'ask': Favourite colour? — answer with g.resume(")
+        assert done.reason.startswith("waiting for input at node 'ask': Favourite colour? — answer with g.invoke(Resume(")
         assert {e.thread for e in seen} == {done.thread}
         # Nothing is lost: the streamed run resumes like an invoked one.
-        resumed = ask_graph().resume(done.thread, "ochre")
+        resumed = ask_graph().invoke(Resume(done.thread, "ochre"))
         assert resumed.outcome == "done" and resumed.state["painted"] == "ochre wall"
 
     async def test_durable_start(self):
@@ -204,29 +213,29 @@ class TestDurableInput:
         result = await ask_graph().start({}, durable=True, checkpointer=cp, display=False)
         assert result.outcome == "interrupted"
         saved = cp.get(result.thread)
-        assert saved.status == "interrupted" and saved.pending == result.pending and saved.next == "ask"
-        assert (await ask_graph().aresume(result.thread, "red", checkpointer=cp)).state["color"] == "red"
+        assert saved.status == "interrupted" and saved.pending == result.pauses[0] and saved.next == "ask"
+        assert (await ask_graph().ainvoke(Resume(result.thread, "red"), checkpointer=cp)).state["color"] == "red"
 
     def test_resume_needs_an_answer(self):
         result = ask_graph().invoke({})
         with pytest.raises(ResumeError, match="is waiting for input at node 'ask' .'Favourite colour.'.; pass answer="):
-            ask_graph().resume(result.thread)
+            ask_graph().invoke(Resume(result.thread))
 
     def test_resume_checks_options(self):
         result = ask_graph(options=["a", "b"]).invoke({})
         with pytest.raises(ResumeError, match="'c' is not one of the options"):
-            ask_graph(options=["a", "b"]).resume(result.thread, "c")
+            ask_graph(options=["a", "b"]).invoke(Resume(result.thread, "c"))
 
     def test_resume_unknown_thread(self):
         with pytest.raises(ResumeError, match="no checkpoint for thread 'nope'"):
-            ask_graph().resume("nope", "x")
+            ask_graph().invoke(Resume("nope", "x"))
 
     def test_finished_runs_cannot_be_resumed(self):
         cp = MemoryCheckpointer()
         result = ask_graph().invoke({}, checkpointer=cp)
-        ask_graph().resume(result.thread, "x", checkpointer=cp)
+        ask_graph().invoke(Resume(result.thread, "x"), checkpointer=cp)
         with pytest.raises(ResumeError, match="already finished .done.; fork it"):
-            ask_graph().resume(result.thread, "y", checkpointer=cp)
+            ask_graph().invoke(Resume(result.thread, "y"), checkpointer=cp)
 
 
 class TestApproval:
@@ -248,7 +257,7 @@ class TestApproval:
         kinds = [(e.type, getattr(e, "node", None) or getattr(e, "target", None)) for e in seen]
         assert kinds == [
             ("run-start", None), ("route", "draft"), ("node-enter", "draft"), ("node-exit", "draft"),
-            ("interrupt", None), ("resume", None), ("route", "publish"), ("node-enter", "publish"),
+            ("interrupt", None), ("answer", None), ("route", "publish"), ("node-enter", "publish"),
             ("node-exit", "publish"), ("route", "__end__"), ("done", None),
         ]
         assert [e.type for e in result.events()] == [e.type for e in seen]
@@ -263,7 +272,7 @@ class TestApproval:
         g.add_edge("publish", END)
         paused = g.invoke({})
         assert paused.outcome == "interrupted"
-        done = g.resume(paused.thread, True)
+        done = g.invoke(Resume(paused.thread, True))
         assert done.outcome == "done" and done.path == ["draft", "publish"]
 
     async def test_live_approve_with_an_edit(self):
@@ -276,10 +285,6 @@ class TestApproval:
         assert result.state_at(1)["text"] == "draft v2 (edited)"
 
     async def test_bad_edit_is_rejected_and_the_pause_stays_open(self):
-        from typing import Annotated
-
-        import pydantic
-
         from nbgraph import InvalidUpdate
 
         class S(pydantic.BaseModel):
@@ -295,7 +300,7 @@ class TestApproval:
         await run.next_pause(timeout=5)
         with pytest.raises(InvalidUpdate, match="field 'n'"):
             run.approve(update={"n": "not a number"})
-        assert len(run.pending) == 1
+        assert len(run.pauses) == 1
         run.approve(update={"n": 3})
         assert (await run).state.n == 3
 
@@ -319,14 +324,14 @@ class TestApproval:
 
     def test_durable_deny_goes_to_on_deny(self):
         paused = approval_graph(on_deny="rewrite").invoke({})
-        result = approval_graph(on_deny="rewrite").resume(paused.thread, False)
+        result = approval_graph(on_deny="rewrite").invoke(Resume(paused.thread, False))
         assert result.path == ["draft", "rewrite"] and result.state["rewritten"] is True
 
     def test_durable_approve_with_edit(self):
         result = approval_graph().invoke({})
-        assert result.outcome == "interrupted" and result.pending.kind == "approval"
+        assert result.outcome == "interrupted" and result.pauses[0].kind == "approval"
         assert result.state["text"] == "draft v1"
-        done = approval_graph().resume(result.thread, {"approved": True, "update": {"text": "fixed"}})
+        done = approval_graph().invoke(Resume(result.thread, {"approved": True, "update": {"text": "fixed"}}))
         assert done.outcome == "done" and done.state["published"] == "fixed"
         assert done.path == ["draft", "publish"]
 
@@ -354,18 +359,18 @@ class TestApproval:
             result = await run
         else:
             paused = g.invoke({})
-            result = g.resume(paused.thread, True)
+            result = g.invoke(Resume(paused.thread, True))
         assert result.path == ["draft", "shortcut"]
         assert result.history[0].edge.label == "goto"
 
     def test_durable_deny(self):
         result = approval_graph().invoke({})
-        assert approval_graph().resume(result.thread, False).outcome == "denied"
+        assert approval_graph().invoke(Resume(result.thread, False)).outcome == "denied"
 
     def test_approval_answer_must_be_a_verdict(self):
         result = approval_graph().invoke({})
         with pytest.raises(ResumeError, match="an approval answer must be True, False or"):
-            approval_graph().resume(result.thread, "sure")
+            approval_graph().invoke(Resume(result.thread, "sure"))
 
 
 class TestStopWaiting:
@@ -380,7 +385,7 @@ class TestStopWaiting:
         assert result.outcome == "interrupted"
         assert result.reason == "waiting for input at node 'ask': Favourite colour? — nobody is looking"
         assert [p.prompt for p in result.pauses] == ["Favourite colour?"]
-        done = g.resume(result, "teal", checkpointer=run.checkpointer)
+        done = g.invoke(Resume(result, "teal"), checkpointer=run.checkpointer)
         assert done.outcome == "done" and done.state["painted"] == "teal wall"
 
     async def test_an_approval_and_branches_asking_at_once(self):
@@ -400,18 +405,18 @@ class TestStopWaiting:
         g.add_edge("check", END)
         run = g.start({}, display=False)
         for _ in range(10_000):  # loop turns, not time: both branches open their pause
-            if len(run.pending) == 2:
+            if len(run.pauses) == 2:
                 break
             await asyncio.sleep(0)
-        assert len(run.pending) == 2
+        assert len(run.pauses) == 2
         run.stop_waiting("gone")
         first = await asyncio.wait_for(run, 10)
         assert first.outcome == "interrupted" and first.reason.endswith(" — gone")
         assert sorted(p.prompt for p in first.pauses) == ["a?", "b?"]
         # The run is no longer live: the approval it reaches after the answers interrupts too.
-        second = g.resume(first, {p.id: p.prompt[0].upper() for p in first.pauses}, checkpointer=run.checkpointer)
+        second = g.invoke(Resume(first, {p.id: p.prompt[0].upper() for p in first.pauses}), checkpointer=run.checkpointer)
         assert second.outcome == "interrupted" and second.pauses[0].kind == "approval"
-        done = g.resume(second, True, checkpointer=run.checkpointer)
+        done = g.invoke(Resume(second, True), checkpointer=run.checkpointer)
         assert done.outcome == "done" and done.state.said == ["A", "B"]
 
     async def test_a_live_approval_unwinds_with_its_step_kept(self):
@@ -426,7 +431,7 @@ class TestStopWaiting:
         run.stop_waiting("no one")
         result = await asyncio.wait_for(run, 10)
         assert result.outcome == "interrupted" and result.reason.endswith(" — no one")
-        done = g.resume(result, True, checkpointer=run.checkpointer)
+        done = g.invoke(Resume(result, True), checkpointer=run.checkpointer)
         assert done.outcome == "done" and done.state["text"] == "hi" and calls == [1]  # the step was not run again
 
 
@@ -444,6 +449,6 @@ def test_a_state_with_a_required_field_resumes_and_forks():
     g.add_edge("ask", END)
     store = MemoryCheckpointer()
     paused = g.invoke({"topic": "tides"}, checkpointer=store)
-    assert g.fork(paused, step=0, checkpointer=store).outcome == "interrupted"
-    done = g.resume(paused, "high", checkpointer=store)
+    assert g.invoke(Fork(paused, step=0), checkpointer=store).outcome == "interrupted"
+    done = g.invoke(Resume(paused, "high"), checkpointer=store)
     assert (done.outcome, done.state.topic, done.state.answer) == ("done", "tides", "high")

@@ -22,6 +22,7 @@ from nbgraph import (
     Graph,
     GraphValidationError,
     InvalidUpdate,
+    Resume,
     Send,
     SQLiteCheckpointer,
     accumulate,
@@ -294,7 +295,7 @@ class TestDurable:
         paused = self.paused_map(path).invoke({})
         assert paused.outcome == "interrupted"
         # A new graph and a new store: everything comes back from the file.
-        done = self.paused_map(path).resume(paused.thread, "yes")
+        done = self.paused_map(path).invoke(Resume(paused.thread, "yes"))
         assert done.outcome == "done"
         assert done.state.results == ["r1", "r2:yes", "r3", "after"]
         assert SQLiteCheckpointer(path).get(done.thread).state["results"] == ["r1", "r2:yes", "r3", "after"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nbgraph import END, START, Graph, MemoryCheckpointer, MessagesState, ScriptedModel, llm_node, tool
+from nbgraph import END, START, Graph, MemoryCheckpointer, MessagesState, Resume, ScriptedModel, llm_node, tool
 from nbgraph.llm.model import Reply
 
 from turns import within
@@ -37,7 +37,7 @@ def test_the_pause_names_the_calls_a_resume_makes_again_and_the_resume_makes_the
     g = drafting_graph(searches)
     events: list = []
     paused = g.invoke({"messages": [{"role": "user", "content": "tides"}]}, on_event=events.append)
-    rerun = paused.pending.reruns
+    rerun = paused.pauses[0].reruns
     assert (rerun.path, rerun.model_calls, rerun.tool_calls) == ("draft", 2, ("search",))
     assert rerun.note == "a resume runs 'draft' again from its start, making 2 model calls and tool search again"
     # The event stream carries it before any answer.
@@ -45,7 +45,7 @@ def test_the_pause_names_the_calls_a_resume_makes_again_and_the_resume_makes_the
     assert interrupt.pause.reruns == rerun
     assert interrupt.model_dump(mode="json")["pause"]["reruns"]["note"] == rerun.note
 
-    resumed = g.resume(paused, "yes", on_event=events.append)
+    resumed = g.invoke(Resume(paused, "yes"), on_event=events.append)
     assert resumed.outcome == "done"
     assert searches == ["tides", "tides"]  # what the note said: the tool ran again
     assert [e.rerun for e in events if e.type == "node-enter"] == [False, True]
@@ -74,11 +74,11 @@ def test_a_second_question_counts_the_answers_a_resume_gives_back():
     g.add_edge("ask_twice", END)
     store = MemoryCheckpointer()
     first = g.invoke({}, checkpointer=store)
-    assert first.pending.reruns.answered == 0 and first.pending.reruns.note == "a resume runs 'ask_twice' again from its start"
-    second = g.resume(first, "Ada", checkpointer=store)
-    assert second.pending.reruns.answered == 1
-    assert second.pending.reruns.note.endswith("(its 1 earlier answer kept)")
-    assert g.resume(second, "36", checkpointer=store).state["who"] == "Ada (36)"
+    assert first.pauses[0].reruns.answered == 0 and first.pauses[0].reruns.note == "a resume runs 'ask_twice' again from its start"
+    second = g.invoke(Resume(first, "Ada"), checkpointer=store)
+    assert second.pauses[0].reruns.answered == 1
+    assert second.pauses[0].reruns.note.endswith("(its 1 earlier answer kept)")
+    assert g.invoke(Resume(second, "36"), checkpointer=store).state["who"] == "Ada (36)"
 
 
 def test_approvals_and_breakpoints_run_nothing_again():
@@ -90,6 +90,6 @@ def test_approvals_and_breakpoints_run_nothing_again():
     g.add_edge("send", END)
     g.breakpoints(before=["send"])
     approval = g.invoke({})
-    assert approval.pending.kind == "approval" and approval.pending.reruns is None
-    breakpoint = g.resume(approval, True)
-    assert breakpoint.pending.kind == "breakpoint" and breakpoint.pending.reruns is None
+    assert approval.pauses[0].kind == "approval" and approval.pauses[0].reruns is None
+    breakpoint = g.invoke(Resume(approval, True))
+    assert breakpoint.pauses[0].kind == "breakpoint" and breakpoint.pauses[0].reruns is None

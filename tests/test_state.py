@@ -7,7 +7,7 @@ from typing import Annotated
 import pydantic
 import pytest
 
-from nbgraph import END, START, Graph, InvalidUpdate, MemoryCheckpointer, Reducer, accumulate, append, merge
+from nbgraph import END, START, Graph, InvalidUpdate, MemoryCheckpointer, Reducer, Resume, accumulate, append, merge
 
 
 class Msg(pydantic.BaseModel):
@@ -92,7 +92,7 @@ class TestReducers:
         g.add_edge("talk", END)
         first = g.invoke({}, checkpointer=cp)
         assert first.outcome == "interrupted"
-        done = g.resume(first.thread, "yo", checkpointer=cp)
+        done = g.invoke(Resume(first.thread, "yo"), checkpointer=cp)
         assert [m.id for m in done.state.messages] == ["m0", "m1"]
         # Applying step 2's recorded update again leaves the conversation unchanged.
         replayed = g.compile().schema.apply(cp.get(done.thread, 2).state, done.history[-1].update, "talk")

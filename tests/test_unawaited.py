@@ -16,6 +16,7 @@ from nbgraph import (
     Goto,
     Graph,
     InvalidUpdate,
+    Resume,
     Send,
     SQLiteCheckpointer,
 )
@@ -206,9 +207,9 @@ class TestResume:
         assert (kept.step, kept.status, kept.next) == (1, "failed", "ask")
         assert kept.state == {"items": [], "name": None, "other": "started"}
         fixed_graph = self.graph(fixed, path)
-        asked = fixed_graph.resume(failed.thread)
+        asked = fixed_graph.invoke(Resume(failed.thread))
         assert asked.outcome == "interrupted"
-        done = fixed_graph.resume(failed.thread, "Ada")
+        done = fixed_graph.invoke(Resume(failed.thread, "Ada"))
         assert done.outcome == "done"
         assert (done.state.name, done.state.other) == ("Ada", "started")
         assert done.path == ["start", "ask"]
