@@ -22,6 +22,7 @@ from nbgraph import (
     Graph,
     MemoryCheckpointer,
     RedisCheckpointer,
+    Resume,
     ResumeError,
     Send,
     SQLiteCheckpointer,
@@ -76,18 +77,18 @@ def test_a_stale_mapping_is_refused_with_its_story_and_never_answers_another_pau
     assert first.outcome == "interrupted", first.reason
     a, b = by_prompt(first)["A"], by_prompt(first)["B"]
 
-    second = g.resume(first.thread if by == "thread" else first, {a.id: "a1"}, checkpointer=store)
+    second = g.invoke(Resume(first.thread if by == "thread" else first, {a.id: "a1"}), checkpointer=store)
     assert second.outcome == "interrupted" and [p.id for p in second.pauses] == [b.id]
 
     # The same mapping again, while only B is open: refused, and B still waits.
     with pytest.raises(ResumeError) as refused:
-        g.resume(first.thread if by == "thread" else second, {a.id: "a2"}, checkpointer=store)
+        g.invoke(Resume(first.thread if by == "thread" else second, {a.id: "a2"}), checkpointer=store)
     message = str(refused.value)
     assert f"pause {a.id!r} is not open: it was answered already, with 'a1'" in message
     assert "branch 'ask[0]'" in message and "Nothing was answered" in message and b.id in message
     assert [p.id for p in store.get(first.thread).pauses] == [b.id]
 
-    done = g.resume(first.thread, {b.id: "b1"}, checkpointer=store)
+    done = g.invoke(Resume(first.thread, {b.id: "b1"}), checkpointer=store)
     assert done.outcome == "done", done.reason
     assert done.state.answers == {"A": "a1", "B": "b1"}
 
@@ -96,10 +97,10 @@ def test_a_mapping_naming_an_answered_pause_beside_an_open_one_answers_neither(s
     g = asking_graph()
     first = g.invoke({"items": ["A", "B", "C"]}, checkpointer=store)
     pauses = by_prompt(first)
-    g.resume(first, {pauses["A"].id: "a1"}, checkpointer=store)
+    g.invoke(Resume(first, {pauses["A"].id: "a1"}), checkpointer=store)
 
     with pytest.raises(ResumeError, match="it was answered already, with 'a1'"):
-        g.resume(first.thread, {pauses["A"].id: "a2", pauses["B"].id: "b1"}, checkpointer=store)
+        g.invoke(Resume(first.thread, {pauses["A"].id: "a2", pauses["B"].id: "b1"}), checkpointer=store)
     left = store.get(first.thread)
     assert {p.id for p in left.pauses} == {pauses["B"].id, pauses["C"].id}
     assert left.answers == {slot: value for slot, value in left.answers.items() if value == "a1"}
@@ -111,9 +112,9 @@ def test_a_pause_id_of_another_thread_is_not_one_of_this_thread():
     mine, other = g.invoke({}, checkpointer=store), g.invoke({}, checkpointer=store)
     stranger = other.pauses[0].id
     with pytest.raises(ResumeError, match=f"pause {stranger!r} is not a pause of thread {mine.thread!r}"):
-        g.resume(mine.thread, {stranger: "x"}, checkpointer=store)
+        g.invoke(Resume(mine.thread, {stranger: "x"}), checkpointer=store)
     with pytest.raises(ResumeError, match="'typo' is not a pause id"):
-        g.resume(mine.thread, {mine.pauses[0].id: "a", "typo": "b"}, checkpointer=store)
+        g.invoke(Resume(mine.thread, {mine.pauses[0].id: "a", "typo": "b"}), checkpointer=store)
     assert len(store.get(mine.thread).pauses) == 2
 
 
@@ -121,7 +122,7 @@ def test_a_plain_answer_with_several_pauses_open_says_to_answer_by_id():
     g = asking_graph()
     first = g.invoke({})
     with pytest.raises(ResumeError, match="waits for 2 answers; give them by pause id"):
-        g.resume(first.thread, "whichever")
+        g.invoke(Resume(first.thread, "whichever"))
 
 
 def test_a_mapping_that_is_itself_the_answer_goes_to_the_pause_named_with_pause():
@@ -133,15 +134,15 @@ def test_a_mapping_that_is_itself_the_answer_goes_to_the_pause_named_with_pause(
     keyed = {uuid.uuid4().hex: "picked"}
     assert answers_by_id(keyed)
     with pytest.raises(ResumeError, match="is not a pause of thread"):
-        g.resume(first.thread, keyed, checkpointer=store)
-    done = g.resume(first.thread, keyed, pause=pause.id, checkpointer=store)
+        g.invoke(Resume(first.thread, keyed), checkpointer=store)
+    done = g.invoke(Resume(first.thread, keyed, pause=pause.id), checkpointer=store)
     assert done.outcome == "done" and done.state.answers == {"A": keyed}
 
 
 def test_a_plain_answer_to_the_one_open_pause_still_needs_no_id():
     g = asking_graph()
     first = g.invoke({"items": ["A"]})
-    assert g.resume(first, "a1").state.answers == {"A": "a1"}
+    assert g.invoke(Resume(first, "a1")).state.answers == {"A": "a1"}
     approval = {"approved": True}  # an approval's own mapping is an answer, not answers by id
     assert not answers_by_id(approval)
 
@@ -149,15 +150,15 @@ def test_a_plain_answer_to_the_one_open_pause_still_needs_no_id():
 async def test_a_live_run_takes_answers_by_id_and_refuses_a_stale_one():
     g = asking_graph()
     run = g.start({"items": ["A", "B", "C"]}, display=False)
-    while len(run.pending) < 3:
+    while len(run.pauses) < 3:
         await run.next_pause(timeout=5)
-    pauses = {pause.prompt[-1]: pause for pause in run.pending}
+    pauses = {pause.prompt[-1]: pause for pause in run.pauses}
     run.answer({pauses["A"].id: "a1", pauses["B"].id: "b1"})
-    while any(p.id in (pauses["A"].id, pauses["B"].id) for p in run.pending):
+    while any(p.id in (pauses["A"].id, pauses["B"].id) for p in run.pauses):
         await run.next_pause(timeout=5)
     with pytest.raises(ResumeError, match=f"pause {pauses['A'].id!r} is not open"):
         run.answer({pauses["A"].id: "a2"})
-    assert [p.id for p in run.pending] == [pauses["C"].id]
+    assert [p.id for p in run.pauses] == [pauses["C"].id]
     run.answer({pauses["C"].id: "c1"})
     result = await run
     assert result.outcome == "done" and result.state.answers == {"A": "a1", "B": "b1", "C": "c1"}
@@ -172,7 +173,7 @@ from typing import Annotated
 
 import pydantic
 
-from nbgraph import END, START, Graph, RedisCheckpointer, ResumeError, Send, SQLiteCheckpointer, merge
+from nbgraph import END, START, Graph, RedisCheckpointer, Resume, ResumeError, Send, SQLiteCheckpointer, merge
 
 
 class Asked(pydantic.BaseModel):
@@ -208,7 +209,7 @@ def main(job):
     with open(job["turns"], "a") as turns:
         fcntl.flock(turns, fcntl.LOCK_EX)
         try:
-            result = g.resume(job["thread"], {job["pause"]: job["answer"]}, checkpointer=store)
+            result = g.invoke(Resume(job["thread"], {job["pause"]: job["answer"]}), checkpointer=store)
         except ResumeError as refused:
             return {"refused": str(refused)}
         return {"outcome": result.outcome, "answers": result.state.answers, "open": len(result.pauses)}

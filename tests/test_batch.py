@@ -10,7 +10,7 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from nbgraph import END, START, Batch, BatchRow, Budget, Graph, MemoryCheckpointer, compare
+from nbgraph import END, START, Batch, BatchRow, Budget, Graph, MemoryCheckpointer, Resume, compare
 from nbgraph.batch import Finished, Job, LocalExecutor, ProgressEvent, run_job
 
 from turns import wait_until, within
@@ -285,7 +285,7 @@ async def test_retry_runs_failed_inputs_again_only_when_asked():
 
 async def test_an_interrupted_run_stays_interrupted_until_resumed():
     store = MemoryCheckpointer()
-    g = Graph("asks")  # (a dict state: g.resume of a state with a required field fails in the engine today)
+    g = Graph("asks")
     g.add_node("check", lambda s: None, approval=True)
     g.add_edge(START, "check")
     g.add_edge("check", END)
@@ -293,7 +293,7 @@ async def test_an_interrupted_run_stays_interrupted_until_resumed():
     assert rows[0].outcome == "interrupted" and rows[0].thread == "ask/x"
     again = await g.abatch({"x": {"n": 1}}, checkpointer=store, batch="ask", progress=False, table="rows")
     assert again[0].outcome == "interrupted"
-    result = await g.aresume("ask/x", True, checkpointer=store)
+    result = await g.ainvoke(Resume("ask/x", True), checkpointer=store)
     assert result.outcome == "done"
 
 

@@ -26,7 +26,7 @@ from typing import Annotated
 
 import pydantic
 
-from nbgraph import END, START, Graph, RedisCheckpointer, SQLiteCheckpointer, append
+from nbgraph import END, START, Graph, RedisCheckpointer, Resume, SQLiteCheckpointer, append
 
 
 class Names(pydantic.BaseModel):
@@ -73,7 +73,7 @@ def main(job):
     if job["command"] == "start":
         result = g.invoke({"items": job["items"]}, thread=job["thread"], checkpointer=store, on_event=listen)
     else:
-        result = g.resume(job["thread"], job["answers"], checkpointer=store, on_event=listen)
+        result = g.invoke(Resume(job["thread"], job["answers"]), checkpointer=store, on_event=listen)
     return {
         "outcome": result.outcome, "reason": result.reason, "got": result.state.got, "done": result.state.done,
         "pauses": [{"id": p.id, "branch": p.branch, "prompt": p.prompt} for p in result.pauses],

@@ -20,15 +20,17 @@ import nbgraph.engine.walker as walker
 from nbgraph import (
     END,
     START,
+    Fork,
     Graph,
-    Run,
     MemoryCheckpointer,
+    Resume,
     SQLiteCheckpointer,
     ThreadBusy,
     ThreadExists,
     append,
     default_checkpointer,
 )
+from nbgraph.engine import open_run
 
 
 class Note(pydantic.BaseModel):
@@ -77,7 +79,7 @@ class TestResumeAfterFailure:
         kept = (store or default_checkpointer()).get(result.thread)
         assert kept.step == 1 and kept.status == "failed" and kept.next == "b"
         # The node is redefined (a fixed graph), then the run is retried from where it failed.
-        done = flaky_graph(fixed=True).resume(result.thread, checkpointer=store)
+        done = flaky_graph(fixed=True).invoke(Resume(result.thread), checkpointer=store)
         assert done.outcome == "done"
         assert done.state.n == 11
         assert [note.id for note in done.state.notes] == ["a", "b"]
@@ -114,7 +116,7 @@ class TestSQLite:
     def test_types_come_back_from_json(self, tmp_path):
         store = SQLiteCheckpointer(tmp_path / "runs.db")
         result = flaky_graph(fixed=False).invoke({}, checkpointer=store)
-        done = flaky_graph(fixed=True).resume(result.thread, checkpointer=store)
+        done = flaky_graph(fixed=True).invoke(Resume(result.thread), checkpointer=store)
         assert all(isinstance(note, Note) for note in done.state.notes)
 
     def test_unserializable_state_is_an_error_not_pickle(self, tmp_path):
@@ -150,7 +152,7 @@ class TestSQLite:
             textwrap.dedent(
                 """
                 import sys
-                from nbgraph import END, START, Graph, SQLiteCheckpointer
+                from nbgraph import END, START, Graph, Resume, SQLiteCheckpointer
 
                 async def ask(state, ctx):
                     return {"city": await ctx.request_input("Which city?")}
@@ -166,7 +168,7 @@ class TestSQLite:
                 if sys.argv[2] == "start":
                     result = g.invoke({}, checkpointer=store)
                 else:
-                    result = g.resume(sys.argv[3], sys.argv[4], checkpointer=store)
+                    result = g.invoke(Resume(sys.argv[3], sys.argv[4]), checkpointer=store)
                 print(result.outcome, result.thread, result.state.get("booked", "-"))
                 """
             )
@@ -231,7 +233,7 @@ class TestCancel:
         assert (saved.step, saved.status, saved.next, saved.state["n"]) == (1, "aborted", "hang", 1)
 
         g.add_node("hang", lambda s: {"n": s.n + 1}, replace=True)
-        done = g.resume(run.thread, checkpointer=store)
+        done = g.invoke(Resume(run.thread), checkpointer=store)
         assert done.outcome == "done" and done.state.n == 2
 
     async def test_a_live_run_of_blocking_nodes_still_lets_the_loop_in(self, monkeypatch):
@@ -309,7 +311,7 @@ class TestFork:
         store = MemoryCheckpointer()
         first = self.graph(threshold=5).invoke({}, checkpointer=store)
         assert first.path == ["inc", "small"]
-        forked = self.graph(threshold=0).fork(first, step=1, checkpointer=store)
+        forked = self.graph(threshold=0).invoke(Fork(first, step=1), checkpointer=store)
         assert forked.thread != first.thread
         assert forked.path == ["inc", "big"]
         assert [n.id for n in forked.state.notes] == ["big"]
@@ -319,7 +321,7 @@ class TestFork:
     def test_fork_with_an_update(self):
         store = MemoryCheckpointer()
         first = self.graph(threshold=5).invoke({}, checkpointer=store)
-        forked = self.graph(threshold=5).fork(first.thread, step=1, update={"n": 50}, checkpointer=store)
+        forked = self.graph(threshold=5).invoke(Fork(first.thread, step=1, update={"n": 50}), checkpointer=store)
         assert forked.path == ["inc", "big"] and forked.state.n == 50
 
     def test_fork_of_a_missing_step(self):
@@ -328,12 +330,12 @@ class TestFork:
         from nbgraph import ResumeError
 
         with pytest.raises(ResumeError, match="has no checkpoint for step 9"):
-            self.graph(5).fork(first, step=9, checkpointer=store)
+            self.graph(5).invoke(Fork(first, step=9), checkpointer=store)
 
     async def test_started_runs_are_forkable_by_default(self):
         run = self.graph(threshold=5).start({}, display=False)
         await run
-        forked = self.graph(threshold=0).fork(run, step=1)
+        forked = self.graph(threshold=0).invoke(Fork(run, step=1))
         assert forked.path == ["inc", "big"]
 
 
@@ -386,7 +388,7 @@ class TestDefaultStore:
         del run
         gc.collect()
         assert default_checkpointer().get(thread).status == "interrupted"
-        assert (await self.graph(ask=True).aresume(thread, "yes")).state.n == 1
+        assert (await self.graph(ask=True).ainvoke(Resume(thread, "yes"))).state.n == 1
 
     async def test_a_newer_run_on_the_same_thread_is_not_forgotten_with_the_old_one(self):
         import gc
@@ -467,7 +469,7 @@ class TestLeases:
         read = []
         history = store.history
         store.history = lambda thread: read.append(thread) or history(thread)  # type: ignore[method-assign]
-        run = Run.resume(g.compile(), paused.thread, "5", checkpointer=store)
+        run = open_run(g.compile(), Resume(paused.thread, "5"), checkpointer=store)
         assert read == [] and run.recorded == 30  # the totals came with the last row
         result = asyncio.run(run.execute())
         assert result.state.n == 35 and read == []
@@ -491,8 +493,8 @@ class TestLeases:
         stuck = SQLiteCheckpointer(tmp_path / "runs.db")
         held = stuck.acquire(paused.thread, "stuck-run")  # a live run of this process that never ends
         with pytest.raises(ThreadBusy, match="being run by run 'stuck-run'"):
-            g.resume(paused, "3", checkpointer=store)
-        done = g.resume(paused, "3", checkpointer=store, force=True)
+            g.invoke(Resume(paused, "3"), checkpointer=store)
+        done = g.invoke(Resume(paused, "3", force=True), checkpointer=store)
         assert done.outcome == "done" and done.state.n == 3
         with pytest.raises(LeaseLost, match=f"lease on thread '{paused.thread}' lapsed or was taken over"):
             stuck.put(paused.thread, store.get(paused.thread), lease=held)
@@ -519,7 +521,7 @@ def test_a_resume_keeps_the_same_node_streak():
     store = MemoryCheckpointer()
     paused = build(asks=True).invoke({"n": 0}, checkpointer=store)
     assert paused.outcome == "interrupted" and paused.state["n"] == 2
-    resumed = build(asks=True).resume(paused, "yes", checkpointer=store)
+    resumed = build(asks=True).invoke(Resume(paused, "yes"), checkpointer=store)
     assert (resumed.outcome, resumed.reason) == (straight.outcome, straight.reason) == (
         "aborted", "node 'a' ran 4 times in a row (max_same_node=4)"
     )

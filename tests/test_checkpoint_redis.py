@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from nbgraph import END, START, CheckpointError, Graph, LeaseLost, RedisCheckpointer, ThreadBusy
+from nbgraph import END, START, CheckpointError, Graph, LeaseLost, RedisCheckpointer, Resume, ThreadBusy
 
 from redis_server import free_port, redis_server
 
@@ -42,7 +42,7 @@ def test_interrupt_and_resume_through_redis(store, redis_url):
     assert paused.outcome == "interrupted"
     # Another worker with its own connection picks the thread up.
     other = RedisCheckpointer(redis_url, prefix="test")
-    done = ask_graph().resume(paused.thread, "Porto", checkpointer=other)
+    done = ask_graph().invoke(Resume(paused.thread, "Porto"), checkpointer=other)
     assert done.outcome == "done" and done.state["booked"] == "hotel in Porto"
     assert [s.step for s in other.history(paused.thread)] == [1, 2]
     assert other.get(paused.thread).status == "done"

@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from nbgraph import RedisCheckpointer, SQLiteCheckpointer, ThreadBusy
+from nbgraph import RedisCheckpointer, Resume, SQLiteCheckpointer, ThreadBusy
 
 from redis_server import redis_server
 
@@ -92,7 +92,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import chat_graph
-from nbgraph import RedisCheckpointer, SQLiteCheckpointer, ThreadBusy
+from nbgraph import RedisCheckpointer, Resume, SQLiteCheckpointer, ThreadBusy
 
 kind, where, prefix, lease_ttl, thread, paced, handshake = sys.argv[1:8]
 if kind == "sqlite":
@@ -125,7 +125,7 @@ try:
     if last is None:
         result = g.invoke({}, thread=thread, checkpointer=store)
     else:
-        result = g.resume(thread, checkpointer=store)
+        result = g.invoke(Resume(thread), checkpointer=store)
 except ThreadBusy as exc:
     say("busy", json.dumps(str(exc)))
     sys.exit(0)
@@ -591,7 +591,7 @@ def test_a_stopped_holder_is_taken_over_and_its_next_write_refused(backend, spaw
     result: dict[str, Any] = {}
     inside, leave = threading.Event(), threading.Event()
     if takeover == "new-holder-finished":
-        result["run"] = chat.build().resume(thread, checkpointer=mine)
+        result["run"] = chat.build().invoke(Resume(thread), checkpointer=mine)
         assert result["run"].outcome == "done", result["run"].reason
         assert spec.holder_pid(store, thread) is None  # it let its lease go
     else:
@@ -602,7 +602,7 @@ def test_a_stopped_holder_is_taken_over_and_its_next_write_refused(backend, spaw
                 assert leave.wait(TIMEOUT)
 
         def resume() -> None:
-            result["run"] = chat.build(hold).resume(thread, checkpointer=mine)
+            result["run"] = chat.build(hold).invoke(Resume(thread), checkpointer=mine)
 
         runner = threading.Thread(target=resume, daemon=True)
         runner.start()

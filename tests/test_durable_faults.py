@@ -29,10 +29,12 @@ from nbgraph import (
     START,
     Budget,
     CheckpointError,
+    Fork,
     Graph,
     GraphValidationError,
     MemoryCheckpointer,
     RedisCheckpointer,
+    Resume,
     ResumeError,
     SQLiteCheckpointer,
     append,
@@ -130,7 +132,7 @@ def test_a_full_disk_fails_the_run_keeps_the_last_checkpoint_and_a_resume_finish
             assert [s.step for s in store.history("full")] == list(range(1, failed_at))
 
             filler.unlink()  # room is made
-            done = growing_graph().resume("full", checkpointer=store)
+            done = growing_graph().invoke(Resume("full"), checkpointer=store)
             assert done.outcome == "done", done.reason
             assert done.state.n == PAGES and done.path == ["grow"] * PAGES
             assert [p.split(":")[0] for p in done.state.pages] == [f"page {i}" for i in range(1, PAGES + 1)]
@@ -165,7 +167,7 @@ def test_a_disk_left_full_to_the_last_byte_still_lets_the_thread_resume_once_roo
             assert (store.get("brim").step, result.state.n) == (2, 2)
 
             (disk / "filler").unlink()
-            done = g.resume("brim", checkpointer=store)
+            done = g.invoke(Resume("brim"), checkpointer=store)
             assert done.outcome == "done", done.reason
             assert done.state.n == PAGES and done.path == ["grow"] * PAGES
         finally:
@@ -177,7 +179,7 @@ def test_a_disk_left_full_to_the_last_byte_still_lets_the_thread_resume_once_roo
 FLOW = '''
 """ask (input) -> review (approval) -> END, runnable as a script against a SQLite file."""
 import sys
-from nbgraph import END, START, Graph, SQLiteCheckpointer
+from nbgraph import END, START, Graph, Resume, SQLiteCheckpointer
 
 
 def build():
@@ -198,8 +200,9 @@ if __name__ == "__main__":
     if sys.argv[2] == "start":
         result = build().invoke({}, thread=sys.argv[3], checkpointer=store)
     else:
-        result = build().resume(sys.argv[3], sys.argv[4], checkpointer=store)
-    print(result.outcome, result.pending.kind if result.pending else "-", result.pending.id if result.pending else "-")
+        result = build().invoke(Resume(sys.argv[3], sys.argv[4]), checkpointer=store)
+    pause = result.pauses[0] if result.pauses else None
+    print(result.outcome, pause.kind if pause else "-", pause.id if pause else "-")
 '''
 
 
@@ -238,7 +241,7 @@ def test_a_read_only_file_refuses_the_resume_naming_the_path_and_leaves_the_thre
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
         try:
             with pytest.raises(CheckpointError) as info:
-                flow.build().resume("trip-ro", "Porto", checkpointer=store)
+                flow.build().invoke(Resume("trip-ro", "Porto"), checkpointer=store)
             assert str(info.value) == (
                 f"SQLite store {path}: could not take the lease (thread 'trip-ro'): "
                 "the file, or its directory, cannot be written (unable to open database file)"
@@ -250,8 +253,8 @@ def test_a_read_only_file_refuses_the_resume_naming_the_path_and_leaves_the_thre
             subprocess.run(["mount", "-o", "remount,rw", str(disk)], check=True)
         # Nothing was written: once the file can be written again, the thread goes on.
         assert store.get("trip-ro").status == "interrupted"
-        resumed = flow.build().resume("trip-ro", "Porto", checkpointer=store)
-        assert (resumed.outcome, resumed.pending.kind) == ("interrupted", "approval")
+        resumed = flow.build().invoke(Resume("trip-ro", "Porto"), checkpointer=store)
+        assert (resumed.outcome, resumed.pauses[0].kind) == ("interrupted", "approval")
         store.close()
 
 
@@ -333,7 +336,7 @@ async def test_a_killed_redis_fails_the_run_naming_the_url_and_a_restarted_empty
 
         redis_process.start()  # the same port, and no data: the thread's steps are gone
         with pytest.raises(ResumeError) as info:
-            waiting_graph(entered, go).resume("killed", checkpointer=store)
+            waiting_graph(entered, go).invoke(Resume("killed"), checkpointer=store)
         assert str(info.value) == (
             f"no checkpoint for thread 'killed' in RedisCheckpointer({redis_process.url!r}): pass the checkpointer "
             "the run used; if it was this one, the thread was deleted or the store lost its data"
@@ -424,7 +427,7 @@ NOT_A_CHECKPOINT = "is not an nbgraph checkpoint"
 def test_a_corrupt_row_is_a_checkpoint_error_naming_the_path_thread_and_step(tmp_path, column, step, text, says, reads):
     path = tmp_path / "runs.db"
     paused = chain_graph().invoke({}, thread="t", checkpointer=SQLiteCheckpointer(path))
-    assert (paused.outcome, paused.pending.kind) == ("interrupted", "approval")
+    assert (paused.outcome, paused.pauses[0].kind) == ("interrupted", "approval")
     db = sqlite3.connect(path)
     with db:
         assert db.execute(
@@ -437,8 +440,8 @@ def test_a_corrupt_row_is_a_checkpoint_error_naming_the_path_thread_and_step(tmp
         "get": lambda: store.get("t"),
         "get_step": lambda: store.get("t", step),
         "history": lambda: store.history("t"),
-        "resume": lambda: chain_graph().resume("t", True, checkpointer=store),
-        "resumed-history": lambda: chain_graph().resume("t", True, checkpointer=store).history,
+        "resume": lambda: chain_graph().invoke(Resume("t", True), checkpointer=store),
+        "resumed-history": lambda: chain_graph().invoke(Resume("t", True), checkpointer=store).history,
     }
     for name in reads:
         with pytest.raises(CheckpointError) as info:
@@ -457,29 +460,29 @@ def test_a_corrupt_row_is_a_checkpoint_error_naming_the_path_thread_and_step(tmp
 def test_a_resume_with_a_graph_that_lacks_the_node_or_has_another_name_is_refused(tmp_path):
     store = SQLiteCheckpointer(tmp_path / "runs.db")
     paused = trip_graph().invoke({}, thread="t5", checkpointer=store)
-    assert (paused.outcome, paused.pending.node) == ("interrupted", "ask")
+    assert (paused.outcome, paused.pauses[0].node) == ("interrupted", "ask")
 
     without_ask = Graph("trip")  # the same name, but `ask` was removed
     without_ask.add_node("book", lambda s: {"booked": "?"})
     without_ask.add_edge(START, "book")
     without_ask.add_edge("book", END)
     with pytest.raises(ResumeError) as info:
-        without_ask.resume("t5", "Porto", checkpointer=store)
+        without_ask.invoke(Resume("t5", "Porto"), checkpointer=store)
     assert str(info.value) == (
         "thread 't5' stopped at node 'ask', which graph 'trip' does not have; put the node back, "
-        "or start from an earlier step with g.fork('t5', step=...)"
+        "or start from an earlier step with Fork('t5', step=...)"
     )
 
     with pytest.raises(ResumeError) as info:
-        trip_graph("voyage").resume("t5", "Porto", checkpointer=store)
+        trip_graph("voyage").invoke(Resume("t5", "Porto"), checkpointer=store)
     assert str(info.value) == (
         "thread 't5' holds a run of graph 'trip', not 'voyage'; resume it with that graph, "
-        "or start from its state in this one with g.fork('t5', step=...)"
+        "or start from its state in this one with Fork('t5', step=...)"
     )
 
     # Neither refusal touched the thread or kept its lease.
     assert store.get("t5").status == "interrupted"
-    done = trip_graph().resume("t5", "Porto", checkpointer=store)
+    done = trip_graph().invoke(Resume("t5", "Porto"), checkpointer=store)
     assert (done.outcome, done.state["booked"]) == ("done", "hotel in Porto")
     store.close()
 
@@ -500,27 +503,27 @@ def two_approvals() -> Graph:
 def test_a_duplicated_or_stale_answer_is_refused_naming_the_open_pause(tmp_path):
     store = SQLiteCheckpointer(tmp_path / "runs.db")
     first = two_approvals().invoke({}, thread="t6", checkpointer=store)
-    assert (first.outcome, first.pending.node) == ("interrupted", "draft")
-    second = two_approvals().resume(first, True)
-    assert (second.outcome, second.pending.node) == ("interrupted", "publish")
-    open_now = second.pending
+    assert (first.outcome, first.pauses[0].node) == ("interrupted", "draft")
+    second = two_approvals().invoke(Resume(first, True))
+    assert (second.outcome, second.pauses[0].node) == ("interrupted", "publish")
+    open_now = second.pauses[0]
 
     # The same answer again (a double click, a retried request) must not approve `publish`.
     with pytest.raises(ResumeError) as info:
-        two_approvals().resume(first, True)
+        two_approvals().invoke(Resume(first, True))
     assert str(info.value) == (
-        f"pause {first.pending.id!r} is not open: it was answered already, approved, at node 'draft' (step 1). "
+        f"pause {first.pauses[0].id!r} is not open: it was answered already, approved, at node 'draft' (step 1). "
         f"Nothing was answered. Open now: {open_now.id!r} at node 'publish' (\"Approve the result of 'publish'?\")"
     )
     with pytest.raises(ResumeError, match=r"^'stale-id' is not a pause id \(answer pauses by their pause.id\)"):
-        two_approvals().resume("t6", True, pause="stale-id", checkpointer=store)
+        two_approvals().invoke(Resume("t6", True, pause="stale-id"), checkpointer=store)
     kept = store.get("t6")
     assert (kept.step, kept.status, kept.pending.id) == (2, "interrupted", open_now.id)
 
-    done = two_approvals().resume("t6", True, pause=open_now.id, checkpointer=store)
+    done = two_approvals().invoke(Resume("t6", True, pause=open_now.id), checkpointer=store)
     assert (done.outcome, done.state["published"]) == ("done", "draft")
     with pytest.raises(ResumeError) as info:
-        two_approvals().resume(second, True)
+        two_approvals().invoke(Resume(second, True))
     assert str(info.value) == (
         f"thread 't6' already finished (done); pause {open_now.id!r} was answered already, approved, at node 'publish' "
         "(step 2); fork it to run again"
@@ -550,13 +553,13 @@ def test_an_answer_for_a_thread_that_waits_for_none_is_refused(tmp_path):
         "(node 'b' failed at step 2: ConnectionError: service down); resume it without one"
     )
     with pytest.raises(ResumeError) as info:
-        g.resume("t6b", "an answer nobody asked for", checkpointer=store)
+        g.invoke(Resume("t6b", "an answer nobody asked for"), checkpointer=store)
     assert str(info.value) == refusal
     with pytest.raises(ResumeError) as info:
-        g.resume("t6b", pause="some-pause", checkpointer=store)
+        g.invoke(Resume("t6b", pause="some-pause"), checkpointer=store)
     assert str(info.value) == refusal
     fixed = True
-    done = g.resume("t6b", checkpointer=store)
+    done = g.invoke(Resume("t6b"), checkpointer=store)
     assert (done.outcome, done.state) == ("done", {"a": 1, "b": 2})
     store.close()
 
@@ -570,10 +573,10 @@ def test_a_non_json_answer_to_a_durable_pause_is_refused_and_the_thread_stays_re
     store = SQLiteCheckpointer(tmp_path / "runs.db")
     paused = trip_graph().invoke({}, thread="t7", checkpointer=store)
     with pytest.raises(ResumeError, match=UNSTORABLE):
-        trip_graph().resume("t7", object(), checkpointer=store)
+        trip_graph().invoke(Resume("t7", object()), checkpointer=store)
     kept = store.get("t7")
-    assert (kept.status, kept.pending.id) == ("interrupted", paused.pending.id)
-    done = trip_graph().resume("t7", "Porto", checkpointer=store)
+    assert (kept.status, kept.pending.id) == ("interrupted", paused.pauses[0].id)
+    done = trip_graph().invoke(Resume("t7", "Porto"), checkpointer=store)
     assert (done.outcome, done.state["booked"]) == ("done", "hotel in Porto")
     store.close()
 
@@ -583,7 +586,7 @@ async def test_a_non_json_answer_to_a_live_pause_is_refused_and_the_pause_stays_
     pause = await run.next_pause()
     with pytest.raises(ResumeError, match=UNSTORABLE):
         run.answer(object())
-    assert run.pending == (pause,) and not run.done
+    assert run.pauses == (pause,) and not run.done
     run.answer("Porto")
     result = await run
     assert (result.outcome, result.state["booked"]) == ("done", "hotel in Porto")
@@ -615,9 +618,9 @@ def test_a_branch_update_that_cannot_be_stored_beside_a_paused_branch_fails_the_
     )
     assert (failed.error.node, failed.error.field) == ("work", "found")
     fixed = True
-    paused = g.resume("t7b", checkpointer=store)
+    paused = g.invoke(Resume("t7b"), checkpointer=store)
     assert paused.outcome == "interrupted", paused.reason
-    done = g.resume(paused, "Porto")
+    done = g.invoke(Resume(paused, "Porto"))
     assert (done.outcome, done.state.found) == ("done", ["Porto", "kept"])
     store.close()
 
@@ -647,7 +650,7 @@ def test_a_node_timeout_fails_the_run_and_a_resume_with_the_fixed_node_finishes(
     assert result.reason == "node 'slow' timed out after 0.2 s (timeout=0.2) at step 2"
     kept = store.get("t8")
     assert (kept.step, kept.status, kept.next, kept.reason) == (1, "failed", "slow", result.reason)
-    done = hanging_graph(0.2, hang=False).resume("t8", checkpointer=store)
+    done = hanging_graph(0.2, hang=False).invoke(Resume("t8"), checkpointer=store)
     assert (done.outcome, done.path, done.state) == ("done", ["a", "slow"], {"a": 1, "slow": "finished"})
     store.close()
 
@@ -669,7 +672,7 @@ async def test_time_waiting_for_a_person_counts_against_neither_the_node_timeout
     run = g.start({}, checkpointer=MemoryCheckpointer(), budget=Budget(seconds=0.3), display=False)
     pause = await run.next_pause()
     await asyncio.sleep(0.5)  # the person takes longer than the node's timeout and the whole budget
-    assert not run.done and run.pending == (pause,)
+    assert not run.done and run.pauses == (pause,)
     run.answer("yes")
     result = await run
     assert (result.outcome, result.reason, result.state) == ("done", None, {"answer": "yes"})
@@ -700,7 +703,7 @@ def outline(event: Any) -> tuple:
         return (kind, event.source, event.target)
     if kind == "interrupt":
         return (kind, event.pause.node, event.pause.kind, event.pause.id)
-    if kind == "resume":
+    if kind == "answer":
         return (kind, event.pause_id, event.answer)
     if kind == "done":
         return (kind, event.outcome)
@@ -713,13 +716,13 @@ def expected_trace(input_pause: str, approval_pause: str) -> list[tuple]:
         ("route", START, "ask"),
         ("node-enter", "ask", 1),
         ("interrupt", "ask", "input", input_pause),
-        ("resume", input_pause, "Porto"),
+        ("answer", input_pause, "Porto"),
         ("node-exit", "ask", 1),
         ("route", "ask", "review"),
         ("node-enter", "review", 2),
         ("node-exit", "review", 2),
         ("interrupt", "review", "approval", approval_pause),
-        ("resume", approval_pause, {"approved": True, "update": None}),
+        ("answer", approval_pause, {"approved": True, "update": None}),
         ("route", "review", END),
         ("done", "done"),
     ]
@@ -728,26 +731,26 @@ def expected_trace(input_pause: str, approval_pause: str) -> list[tuple]:
 def test_a_thread_resumed_twice_from_fresh_graphs_traces_both_pauses_in_order(flow):
     store = MemoryCheckpointer()
     first = flow.build().invoke({}, thread="t9", checkpointer=store)
-    second = flow.build().resume("t9", "Porto", checkpointer=store)
-    third = flow.build().resume("t9", True, checkpointer=store)
-    assert (first.pending.kind, second.pending.kind, third.outcome) == ("input", "approval", "done")
+    second = flow.build().invoke(Resume("t9", "Porto"), checkpointer=store)
+    third = flow.build().invoke(Resume("t9", True), checkpointer=store)
+    assert (first.pauses[0].kind, second.pauses[0].kind, third.outcome) == ("input", "approval", "done")
     trace = [outline(e) for e in parse_ndjson(third.to_ndjson())]
-    assert trace == expected_trace(first.pending.id, second.pending.id)
+    assert trace == expected_trace(first.pauses[0].id, second.pauses[0].id)
     assert third.state == {"city": "Porto", "plan": "a week in Porto"}
 
 
 def test_a_thread_resumed_in_another_process_traces_both_pauses_in_order(tmp_path, flow):
     db = tmp_path / "runs.db"
     first = flow.build().invoke({}, thread="t9s", checkpointer=SQLiteCheckpointer(db))
-    assert first.pending.kind == "input"
+    assert first.pauses[0].kind == "input"
     # The input is answered by another process...
     outcome, kind, approval_id = flow.run(db, "resume", "t9s", "Porto")
     assert (outcome, kind) == ("interrupted", "approval")
     # ...and the approval here, by a graph and a store that never saw the run.
-    third = flow.build().resume("t9s", True, pause=approval_id, checkpointer=SQLiteCheckpointer(db))
+    third = flow.build().invoke(Resume("t9s", True, pause=approval_id), checkpointer=SQLiteCheckpointer(db))
     assert third.outcome == "done"
     trace = [outline(e) for e in parse_ndjson(third.to_ndjson())]
-    assert trace == expected_trace(first.pending.id, approval_id)
+    assert trace == expected_trace(first.pauses[0].id, approval_id)
 
 
 # -- 10. forks point at their parent --------------------------------------------------
@@ -773,8 +776,8 @@ def test_a_fork_of_a_long_thread_points_at_its_parent_instead_of_copying_it(tmp_
 
     # A fork that ends where it starts (n < 1000 no longer holds): one row, pointing at the parent.
     rows_at_start = []
-    stopped = counting_graph(1000).fork(
-        "parent", step=1000, thread="stopped", checkpointer=store,
+    stopped = counting_graph(1000).invoke(
+        Fork("parent", step=1000, thread="stopped"), checkpointer=store,
         on_event=lambda e: rows_at_start.append(len(rows_of(path, "stopped"))) if e.type == "run-start" else None,
     )
     assert rows_at_start == [1]
@@ -783,7 +786,7 @@ def test_a_fork_of_a_long_thread_points_at_its_parent_instead_of_copying_it(tmp_
     assert rows_of(path, "stopped", "nbgraph_forks") == [("stopped", "parent", 1000)]
 
     # A fork that runs ten steps further writes those ten, not the thousand before them.
-    longer = counting_graph(1010).fork("parent", step=1000, thread="longer", checkpointer=store)
+    longer = counting_graph(1010).invoke(Fork("parent", step=1000, thread="longer"), checkpointer=store)
     assert (longer.outcome, longer.state["n"], len(longer.history)) == ("done", 1010, 1010)
     assert [row[1] for row in rows_of(path, "longer")] == list(range(1000, 1011))
     assert longer.state_at(500) == parent.state_at(500) == {"n": 500}

@@ -31,7 +31,18 @@ import pydantic
 import pytest
 
 from faults import RedisProcess, ReplyLosingProxy, fill_up, tmpfs
-from nbgraph import END, START, CheckpointError, Graph, MemoryCheckpointer, RedisCheckpointer, Send, SQLiteCheckpointer, append
+from nbgraph import (
+    END,
+    START,
+    CheckpointError,
+    Graph,
+    MemoryCheckpointer,
+    RedisCheckpointer,
+    Resume,
+    Send,
+    SQLiteCheckpointer,
+    append,
+)
 
 ROUNDS, BRANCHES, FAULT_AT = 12, 4, 8
 EXPECTED = [f"r{r}b{b}" for r in range(ROUNDS) for b in range(BRANCHES)]
@@ -107,7 +118,7 @@ def resume_exactly(make_store: Callable[[], Any], calls: Counter) -> None:
     """Resume from a store object of its own: the uninterrupted run's texts and records,
     round FAULT_AT's branches run once more and nothing else again."""
     store = make_store()
-    done = rounds_graph(calls).resume("rounds", checkpointer=store)
+    done = rounds_graph(calls).invoke(Resume("rounds"), checkpointer=store)
     assert done.outcome == "done", done.reason
     assert list(done.state.texts) == EXPECTED
     assert outline(store.history("rounds")) == REFERENCE
