@@ -17,6 +17,7 @@ from nbgraph import (
     Graph,
     MaxStepsExceeded,
     NoEdgeMatched,
+    Resume,
     RoutingError,
     RunFailed,
     parse_ndjson,
@@ -398,7 +399,7 @@ print(result.outcome, "|", result.reason, "|", store.get(result.thread).next, re
         assert result.reason == "interrupted (KeyboardInterrupt) during node 'b' at step 2"
         assert result.state == {"x": 1}
         g.add_node("b", lambda s: {"y": 2}, replace=True)
-        assert g.resume(result.thread).state == {"x": 1, "y": 2}
+        assert g.invoke(Resume(result.thread)).state == {"x": 1, "y": 2}
 
     def test_run_failed_gives_its_reason(self):
         def stuck(state):
@@ -564,5 +565,6 @@ class TestWhere:
         result = g.invoke({}, checkpointer=store)
         saved = store.get(result.thread)
         assert saved.frames == (Frame("ask", "ask", None),)
-        assert saved.pauses == result.pauses == (result.pending,)
-        assert (result.pending.path, result.pending.branch) == ("ask", None)
+        [pause] = result.pauses
+        assert saved.pauses == result.pauses
+        assert (pause.path, pause.branch) == ("ask", None)

@@ -409,7 +409,7 @@ class TestRoutingContext:
         assert seen[0].thread is None and seen[0].graph == "ask"
 
     def test_fork_routes_with_a_context_and_the_graph_as_it_is_now(self):
-        from nbgraph import MemoryCheckpointer
+        from nbgraph import Fork, MemoryCheckpointer
 
         store = MemoryCheckpointer()
         first = self.graph().invoke({}, checkpointer=store)
@@ -421,7 +421,7 @@ class TestRoutingContext:
         edited.add_edge("a", "b")
         edited.add_edge("b", END)
         edited.add_edge("c", END)
-        forked = edited.fork(first, step=1, checkpointer=store)
+        forked = edited.invoke(Fork(first, step=1), checkpointer=store)
         assert forked.path == ["a", "c"]
 
 

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from nbgraph import END, START, Graph, MessagesState, SQLiteCheckpointer, ScriptedModel, llm_node
+from nbgraph import END, START, Graph, MessagesState, Resume, SQLiteCheckpointer, ScriptedModel, llm_node
 from nbgraph.prebuilt import CycleOutcome, heartbeat, read_outcome
 
 
@@ -121,9 +121,9 @@ def test_a_durable_heartbeat_paused_inside_a_cycle_resumes_in_that_cycle(tmp_pat
     store = SQLiteCheckpointer(tmp_path / "beat.db")
     first = beat.invoke({"task": "ask"}, checkpointer=store)
     assert first.outcome == "interrupted" and first.pauses[0].path == "cycle/ask"
-    second = beat.resume(first, "more", checkpointer=store)
+    second = beat.invoke(Resume(first, "more"), checkpointer=store)
     assert second.outcome == "interrupted" and second.state.cycles == 1
-    third = beat.resume(second, "stop", checkpointer=store)
+    third = beat.invoke(Resume(second, "stop"), checkpointer=store)
     assert third.outcome == "done", third.reason
     assert [o.status for o in third.state.outcomes] == ["running", "done"]
     # Each cycle's node ran once to its pause and once more with the answer; cycle 2 saw cycle 1's outcome.

@@ -16,6 +16,7 @@ from nbgraph import (
     MemoryCheckpointer,
     MessagesState,
     OpenAIModel,
+    Resume,
     ScriptedModel,
     Send,
     SQLiteCheckpointer,
@@ -260,7 +261,7 @@ class TestPeopleAndFailures:
         g = writer()
         g.add_node("publish", lambda s: {"published": s.text}, approval=True, replace=True)
         paused = g.invoke({})
-        result = g.resume(paused, {"approved": True, "update": {"text": "edited", "notes": ["by a person"]}})
+        result = g.invoke(Resume(paused, {"approved": True, "update": {"text": "edited", "notes": ["by a person"]}}))
         assert result.outcome == "done"
         seen = result.inspect(7)
         assert seen.edit == {"text": "edited", "notes": ["by a person"]}
@@ -294,7 +295,7 @@ class TestPeopleAndFailures:
         g.add_edge("fails", END)
         store = SQLiteCheckpointer(tmp_path / "runs.db")
         failed = g.invoke({}, checkpointer=store)
-        again = g.resume(failed, checkpointer=store)
+        again = g.invoke(Resume(failed), checkpointer=store)
         assert again.outcome == "failed"
         seen = again.inspect(2)
         assert seen.error.startswith("KeyError") and seen.input["notes"] == ["first"]

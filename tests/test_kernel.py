@@ -9,7 +9,7 @@ from nbclient import NotebookClient
 CELLS = [
     """
 import asyncio
-from nbgraph import END, START, Graph
+from nbgraph import END, START, Graph, Resume
 
 async def fetch(state):
     await asyncio.sleep(0)
@@ -38,7 +38,7 @@ print(result.outcome, result.state["n"])
 paused = g.invoke({"n": 1})
 print(paused.outcome)
 print("run = g.start(...)" in paused.reason)
-print(g.resume(paused.thread, "yes").state["answer"])
+print(g.invoke(Resume(paused.thread, "yes")).state["answer"])
 """,
     # A live run is a task of the kernel's loop; the cell that started it returns at once.
     """

@@ -11,7 +11,9 @@ from typing import Annotated
 import pydantic
 import pytest
 
-from nbgraph import END, START, Budget, Graph, MemoryCheckpointer, MessagesState, OpenAIModel, ScriptedModel, llm_node, tool
+from nbgraph import (
+    END, START, Budget, Graph, MemoryCheckpointer, MessagesState, OpenAIModel, Resume, ScriptedModel, llm_node, tool,
+)
 from nbgraph.llm import AssistantMessage, ToolMessage, UserMessage, demo_model, parse_wrappers, resolve_model
 from nbgraph.llm import resolve as resolve_module
 from nbgraph.prebuilt import input_guard, needs_nudge, nudge
@@ -145,7 +147,7 @@ class TestOpenAIModel:
         assert "answered 500: the model crashed" in result.reason
         # Nothing lost: the run resumes once the server is healthy again.
         server.script(ServerReply(text="recovered"))
-        again = await one_node(llm_node("x", model=model)).aresume(result.thread, checkpointer=store)
+        again = await one_node(llm_node("x", model=model)).ainvoke(Resume(result.thread), checkpointer=store)
         assert again.outcome == "done" and again.state.messages[-1].content == "recovered"
         assert [m.role for m in again.state.messages] == ["user", "assistant"]
 
@@ -591,7 +593,7 @@ class TestConversation:
         failed = await g.ainvoke(ask("hello"), checkpointer=store)
         assert failed.outcome == "failed"
         g.add_node("b", lambda s: None, replace=True)
-        done = await g.aresume(failed.thread, checkpointer=store)
+        done = await g.ainvoke(Resume(failed.thread), checkpointer=store)
         assert done.outcome == "done"
         assert [m["role"] if isinstance(m, dict) else m.role for m in done.state["messages"]] == ["user", "assistant"]
 

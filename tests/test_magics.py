@@ -7,7 +7,7 @@ import re
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from nbgraph import Graph
+from nbgraph import Graph, Resume
 from nbgraph.dsl import GraphSyntaxError
 from nbgraph.export import DAG_SCHEMA_VERSION
 
@@ -166,10 +166,10 @@ class TestNodeCell:
         graph = shell.user_ns["g"]
         assert graph.nodes["ask"].approval and graph.nodes["ask"].is_async
         paused = graph.invoke({})
-        assert paused.pending.prompt == "Name?"
-        paused = graph.resume(paused.thread, "Ada")
-        assert paused.pending.kind == "approval"
-        assert graph.resume(paused.thread, True).state["name"] == "Ada"
+        assert paused.pauses[0].prompt == "Name?"
+        paused = graph.invoke(Resume(paused.thread, "Ada"))
+        assert paused.pauses[0].kind == "approval"
+        assert graph.invoke(Resume(paused.thread, True)).state["name"] == "Ada"
 
     def test_node_for_one_graph_only(self, shell):
         shell.run_cell_magic("node", "research --graph special", "return {'special': True}")
@@ -185,7 +185,7 @@ class TestNodeCell:
         failed = graph.invoke({"q": "x"})
         assert failed.outcome == "failed" and "ZeroDivisionError" in failed.reason
         shell.run_cell_magic("node", "flaky", "return {'x': 1}")
-        done = graph.resume(failed.thread)
+        done = graph.invoke(Resume(failed.thread))
         assert done.outcome == "done" and done.state["x"] == 1 and done.path == ["research", "flaky"]
 
     def test_node_syntax_error(self, shell, capsys):
@@ -243,15 +243,15 @@ class TestLineMagic:
         capsys.readouterr()
         run(shell, f'%graph run g {{"q": "deep"}} {options}')
         result = shell.user_ns["_result"]
-        assert (result.outcome, result.pending.kind, result.pending.at, result.pending.path) == (
+        assert (result.outcome, result.pauses[0].kind, result.pauses[0].at, result.pauses[0].path) == (
             "interrupted", "breakpoint", "before", "research"
         )
         assert capsys.readouterr().out.startswith("interrupted: (no steps)\npaused at the breakpoint before 'research'")
         assert (result.thread == "stepped") == ("thread" in options)
         graph = shell.user_ns["g"]
-        stepped = graph.resume(result, "step")
-        assert (stepped.pending.path, stepped.path) == ("analyze", ["research"])  # still stepping
-        assert graph.resume(stepped, "continue").path == ["research", "analyze", "summarize"]
+        stepped = graph.invoke(Resume(result, "step"))
+        assert (stepped.pauses[0].path, stepped.path) == ("analyze", ["research"])  # still stepping
+        assert graph.invoke(Resume(stepped, "continue")).path == ["research", "analyze", "summarize"]
 
     def test_route_prints_each_candidate(self, shell, capsys):
         shell.run_cell_magic("graph", "g", GRAPH)

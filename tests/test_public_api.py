@@ -9,10 +9,10 @@ import nbgraph
 
 EXPECTED_NAMES = {
     "END", "START",
-    "Approval", "Batch", "BatchProgress", "BatchRow", "BranchState", "Budget", "Checkpoint", "CheckpointError", "Checkpointer", "Context", "End", "Event", "FiredEdge", "Frame", "Goto",
+    "Approval", "Batch", "BatchProgress", "BatchRow", "BranchState", "Budget", "Checkpoint", "CheckpointError", "Checkpointer", "Context", "End", "Event", "FiredEdge", "Fork", "Frame", "Goto",
     "Graph", "GraphSyntaxError", "GraphValidationError", "GraphWarning", "InvalidUpdate", "Lease", "LeaseLost", "MaxStepsExceeded",
     "MemoryCheckpointer", "MessagesState", "NbgraphError", "NoEdgeMatched", "NoPendingRequest",
-    "OpenAIModel", "Outcome", "Pause", "Reducer", "RedisCheckpointer", "ResumeError", "RouteDecision",
+    "OpenAIModel", "Outcome", "Pause", "Reducer", "RedisCheckpointer", "Resume", "ResumeError", "RouteDecision",
     "RoutingError", "Run", "RunFailed", "RunResult", "RunStillRunning", "SQLiteCheckpointer",
     "ScriptedModel", "Send", "StateView", "Step", "ThreadBusy", "ThreadExists",
     "accumulate", "append", "compare", "default_checkpointer", "llm_node", "merge", "overwrite", "parse_ndjson", "tool",
@@ -32,6 +32,19 @@ def test_all_names_exist_and_are_unique():
     namespace: dict = {}
     exec("from nbgraph import *", namespace)
     assert set(namespace) - {"__builtins__"} == EXPECTED_NAMES
+
+
+def test_a_graph_runs_by_verb_and_where_a_run_starts_is_its_input():
+    # Resume and Fork are inputs every verb takes, so no method names a way to start.
+    g = nbgraph.Graph("verbs")
+    for verb in ("invoke", "ainvoke", "start", "astream", "batch", "abatch"):
+        assert callable(getattr(g, verb)), verb
+    for gone in ("resume", "aresume", "fork", "start_fork", "start_resume"):
+        assert not hasattr(g, gone), f"Graph.{gone} is gone: pass Resume(...) or Fork(...) to a verb"
+    # A run's pauses are answered with answer(); they are listed as `pauses`, on a Run and its RunResult.
+    for gone in ("resume", "respond", "go_on", "step_once", "raise_budget", "pending"):
+        assert not hasattr(nbgraph.Run, gone), f"Run.{gone} is gone"
+    assert not hasattr(nbgraph.RunResult, "pending")
 
 
 def test_all_is_sorted():

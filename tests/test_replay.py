@@ -9,7 +9,7 @@ from typing import Annotated
 import pydantic
 import pytest
 
-from nbgraph import END, START, Graph, MemoryCheckpointer, SQLiteCheckpointer, append
+from nbgraph import END, START, Graph, MemoryCheckpointer, Resume, SQLiteCheckpointer, append
 from nbgraph.replay import Replay, replay
 
 
@@ -195,14 +195,14 @@ class TestFromNDJSON:
         counter = Counter()
         g = writer(counter, approval=True)
         paused = g.invoke({})
-        result = g.resume(paused, {"approved": True, "update": {"text": "edited"}})
+        result = g.invoke(Resume(paused, {"approved": True, "update": {"text": "edited"}}))
         text = result.to_ndjson()
         calls = counter.calls
         frames = replay(text, graph=g)
         (tmp_path / "trace.ndjson").write_text(text)
         from_file = Replay.from_ndjson(tmp_path / "trace.ndjson", graph=g)
         assert states(frames) == states(from_file) == states(result.replay())  # the input set nothing
-        assert frames[-1].state["text"] == "edited"  # the person's edit, from the approval's resume event
+        assert frames[-1].state["text"] == "edited"  # the person's edit, from the approval's answer event
         assert frames.outcome == "done" and frames.thread == result.thread
         assert any("does not carry the run's input" in note for note in frames.missing)
         seen = frames.inspect(5)
@@ -271,7 +271,7 @@ class TestFromNDJSON:
         events: list = []  # both runs' events, written to one trace as they came
         failed = g.invoke({}, checkpointer=store, on_event=events.append)
         broken["yes"] = False
-        result = g.resume(failed, checkpointer=store, on_event=events.append)
+        result = g.invoke(Resume(failed), checkpointer=store, on_event=events.append)
         assert result.outcome == "done"
         from nbgraph.events import to_ndjson
 

@@ -12,7 +12,7 @@ from typing import Annotated
 import pydantic
 import pytest
 
-from nbgraph import END, START, Graph, MemoryCheckpointer, RedisCheckpointer, Send, SQLiteCheckpointer, append
+from nbgraph import END, START, Graph, MemoryCheckpointer, RedisCheckpointer, Resume, Send, SQLiteCheckpointer, append
 
 from forked import Forker
 from redis_server import redis_server
@@ -136,10 +136,10 @@ class TestMappedSubGraphs:
         ]
         assert len({p.slot for p in first.pauses}) == 3
         y = first.pauses[1]
-        second = g.resume(first.thread, {y.id: "why"}, checkpointer=store)
+        second = g.invoke(Resume(first.thread, {y.id: "why"}), checkpointer=store)
         assert second.outcome == "interrupted"  # answering y answered y only
         assert [p.id for p in second.pauses] == [first.pauses[0].id, first.pauses[2].id]
-        done = g.resume(first.thread, {first.pauses[2].id: "zed", first.pauses[0].id: "ex"}, checkpointer=store)
+        done = g.invoke(Resume(first.thread, {first.pauses[2].id: "zed", first.pauses[0].id: "ex"}), checkpointer=store)
         assert done.outcome == "done", done.reason
         assert done.state.notes == ["x=EX", "y=WHY", "z=ZED"] and done.state.n == 3
         inner_steps = [(s.path, s.branch) for s in done.history if s.path.startswith("sub/")]
@@ -148,12 +148,12 @@ class TestMappedSubGraphs:
     async def test_a_mapped_sub_graph_answered_live_in_reverse(self):
         run = self.asking_map().start({}, display=False)
         for _ in range(2000):
-            if len(run.pending) == 3:
+            if len(run.pauses) == 3:
                 break
             await asyncio.sleep(0)
         assert [b.status for b in run.branches] == ["paused"] * 3
-        for pause in reversed(run.pending):
-            run.respond(pause.id, pause.prompt[6] * 2)
+        for pause in reversed(run.pauses):
+            run.answer(pause.prompt[6] * 2, pause=pause.id)
         result = await run
         assert result.state.notes == ["x=XX", "y=YY", "z=ZZ"]
 
@@ -177,7 +177,7 @@ class TestMappedSubGraphs:
         paused = g.invoke({}, checkpointer=store)
         assert paused.outcome == "interrupted" and [p.branch for p in paused.pauses] == ["sub[1]"]
         assert list(store.get(paused.thread).levels) == ["sub@sub[1]"]  # the failed branch's level closed
-        done = g.resume(paused, "two", checkpointer=store)
+        done = g.invoke(Resume(paused, "two"), checkpointer=store)
         assert done.outcome == "done" and done.state.notes == ["2=two"]
         assert calls == [1, 2, 2]  # the failed branch is not run again, the paused one re-runs its start
         assert [(s.path, s.branch, s.error) for s in done.history if s.branch == "sub[0]"] == [
@@ -234,7 +234,8 @@ class TestCallsAskAfresh:
         run = self.looped(calls).start({}, display=False)
         for answer in ("first", "second"):
             pause = await run.next_pause(timeout=5)
-            assert run.respond(pause.id, answer)
+            run.answer(answer, pause=pause.id)
+            assert not run.pauses  # the answer was taken
         result = await run
         assert result.state.notes == ["first", "second"] and calls == [0, 1]
 
@@ -248,10 +249,10 @@ class TestCallsAskAfresh:
             store = RedisCheckpointer(request.getfixturevalue("redis_url"), prefix=f"afresh-{uuid.uuid4().hex[:8]}")
         first = g.invoke({}, checkpointer=store)
         assert first.outcome == "interrupted" and first.pauses[0].prompt == "round 0?"
-        second = g.resume(first, "first", checkpointer=store)
+        second = g.invoke(Resume(first, "first"), checkpointer=store)
         assert second.outcome == "interrupted" and second.pauses[0].prompt == "round 1?"
         assert list(store.get(second.thread).answers) == []  # the ended call's answer went with it
-        done = g.resume(second, "second", checkpointer=store)
+        done = g.invoke(Resume(second, "second"), checkpointer=store)
         assert done.outcome == "done" and done.state.notes == ["first", "second"]
         assert calls == [0, 0, 1, 1]  # each call's node re-ran its start once, on its own resume
 
@@ -279,7 +280,7 @@ def test_a_failing_sub_graph_keeps_the_parents_checkpoint_and_resumes(tmp_path):
     assert [f.path for f in last.frames] == ["sub"] and list(last.levels) == ["sub"]
     calls.clear()
     inner.add_node("boom", note("boom", {"ok": True}), replace=True)  # the parent sees its sub-graph changed
-    done = outer.resume(failed.thread, checkpointer=store)
+    done = outer.invoke(Resume(failed.thread), checkpointer=store)
     assert done.outcome == "done", done.reason
     assert done.state == {"pre": 1, "a": 1, "ok": True, "post": 1}
     assert calls == ["boom", "post"]  # the child resumed at its own failed step
@@ -290,7 +291,7 @@ def test_a_failing_sub_graph_keeps_the_parents_checkpoint_and_resumes(tmp_path):
 
 JOBS = '''
 """outer: c -> mid (b -> inner (a -> ask -> after)) -> end; every call leaves a line in a log."""
-from nbgraph import END, START, Graph, RedisCheckpointer, SQLiteCheckpointer
+from nbgraph import END, START, Graph, RedisCheckpointer, Resume, SQLiteCheckpointer
 
 
 def chain(name, *nodes):
@@ -340,7 +341,7 @@ def main(job):
     if job["command"] == "start":
         result = g.invoke({}, thread=job["thread"], checkpointer=store, on_event=listen)
     else:
-        result = g.resume(job["thread"], job["answers"], checkpointer=store, on_event=listen)
+        result = g.invoke(Resume(job["thread"], job["answers"]), checkpointer=store, on_event=listen)
     return {
         "outcome": result.outcome, "reason": result.reason, "state": result.state, "entered": entered,
         "pauses": [{"id": p.id, "path": p.path} for p in result.pauses],

@@ -55,10 +55,10 @@ async def test_a_breakpoint_clicked_in_a_run_started_with_breakpoints_pauses_tha
     assert pause.kind == "breakpoint" and pause.node == "a"
     view.handle({"type": "toggle-breakpoint", "path": "b"})
     assert view.breakpoints["before"] == ["a", "b"]
-    run.go_on()
+    run.answer("continue")
     pause = await run.next_pause()
     assert pause is not None and pause.kind == "breakpoint" and pause.node == "b"
-    run.go_on()
+    run.answer("continue")
     result = await run
     assert result.outcome == "done"
 
@@ -70,7 +70,7 @@ async def test_a_breakpoint_clicked_in_a_live_run_started_without_any_pauses_it_
     view.handle({"type": "toggle-breakpoint", "path": "b"})
     pause = await run.next_pause()
     assert (pause.kind, pause.node, run.state["n"]) == ("breakpoint", "b", 1)
-    run.go_on()
+    run.answer("continue")
     assert (await run).outcome == "done"
     assert any(line.strip() == "breakpoint before b set" for line in view.log)
 

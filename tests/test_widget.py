@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Annotated
 
 import pydantic
 import pytest
 
-from nbgraph import END, START, Graph, MemoryCheckpointer, Run, append
+from nbgraph import END, START, Graph, MemoryCheckpointer, Resume, append
 from nbgraph import _observer
+from nbgraph.engine import open_run
 from nbgraph.widget import GraphView, graph_mimebundle
 
 
@@ -140,7 +140,7 @@ class TestNoBrowser:
         assert result.reason.startswith("waiting for input at node 'ask': Which city? — nobody answered within 0.05 s")
         assert "run.answer(value)" in result.reason and "NBGRAPH_AUTO_ANSWER=1" in result.reason
         assert view.status["outcome"] == "interrupted"
-        later = g.resume(result, "Oslo", checkpointer=run.checkpointer)  # what the reason says works
+        later = g.invoke(Resume(result, "Oslo"), checkpointer=run.checkpointer)  # what the reason says works
         assert later.outcome == "interrupted" and later.pauses[0].prompt == "Room size?"
 
     async def test_once_a_browser_said_hello_a_pause_waits_for_its_person(self, monkeypatch):
@@ -151,7 +151,7 @@ class TestNoBrowser:
         assert view.handle({"type": "hello"}) is True  # what the view's module sends when it loads
         pause = await run.next_pause(timeout=5)
         assert view.observer._no_browser is None  # no give-up was even scheduled
-        run.respond(pause.id, "Oslo")
+        run.answer("Oslo", pause=pause.id)
         run.cancel()
         assert (await run).outcome == "aborted"
 
@@ -244,7 +244,7 @@ class TestMessages:
         pause = await run.next_pause(timeout=5)
         view._handle_custom_msg({"type": "answer", "pause_id": pause.id, "value": "penthouse"}, [])
         assert "'penthouse' is not one of the options" in wire.custom[-1]["message"]
-        assert run.pending == (pause,)
+        assert run.pauses == (pause,)
         run.cancel()
         await run
 
@@ -495,7 +495,7 @@ class TestBranches:
         )
         first = await g.ainvoke({})
         assert first.outcome == "interrupted" and ran == ["a", "b"]
-        run = Run.resume(g.compile(), first.thread, {first.pauses[1].id: "B"}, live=True).launch()
+        run = open_run(g.compile(), Resume(first.thread, {first.pauses[1].id: "B"}), live=True).launch()
         view = GraphView.for_run(run)
         observers.append(view.observer)
         wire = Wire(view)
