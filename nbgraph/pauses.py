@@ -2,9 +2,9 @@
 answers are bound to them and read.
 
 A pause has an id. Answers name that id, so an answer meant for a pause that has
-already been answered, or that belongs to an earlier run, is refused (or, for a live
-run's ``respond``, ignored) rather than applied to the wrong question: :func:`bind`
-holds the one rule every way of answering follows.
+already been answered, or that belongs to an earlier run, is refused with that pause's
+story rather than applied to the wrong question: :func:`bind` holds the one rule every
+way of answering follows.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .errors import ResumeError
 
 __all__ = [
     "Approval", "BREAK_ANSWERS", "BudgetFigures", "Pause", "Rerun", "answers_by_id", "bind", "read_answer",
-    "answered_in", "describe", "read_approval", "read_break", "read_budget", "read_input",
+    "answered_here", "answered_in", "describe", "read_approval", "read_break", "read_budget", "read_input",
 ]
 
 BREAK_ANSWERS = ("continue", "step", "stop")
@@ -266,13 +266,24 @@ def describe(pauses: Iterable[Pause]) -> str:
 
 def answered_in(records: Iterable[Any], pause_id: str) -> str | None:
     """How ``pause_id`` was answered (``"answered already, with 'yes', at node ..."``), read
-    from step records (their ``resume`` events); None if no record of these answered it."""
+    from step records (their ``answer`` events); None if no record of these answered it."""
     for record in records:
         for event in (*record.events, *record.approval_events):
             if event.type == "answer" and event.pause_id == pause_id:
-                where = f"node {record.path!r}" + (f" in branch {record.branch!r}" if record.branch else "")
-                return f"answered already, {_shown(event.answer)}, at {where} (step {record.step})"
+                return _told(event.answer, record.path, record.branch, record.step)
     return None
+
+
+def answered_here(pause: Pause, answer: Any) -> str:
+    """How ``pause`` was answered, in the words :func:`answered_in` reads from a record."""
+    from .state import to_jsonable
+
+    return _told(to_jsonable(answer, strict=False), pause.path, pause.branch, pause.step)
+
+
+def _told(answer: Any, path: str, branch: str | None, step: int) -> str:
+    where = f"node {path!r}" + (f" in branch {branch!r}" if branch else "")
+    return f"answered already, {_shown(answer)}, at {where} (step {step})"
 
 
 def _shown(answer: Any) -> str:

@@ -434,8 +434,8 @@ class TestLive:
             run.answer("maybe", pause=pause.id)
         assert run.pauses == (pause,)  # still waiting
         run.answer("stop", pause=pause.id)
-        with pytest.raises(NoPendingRequest, match="waits for no answer"):  # a duplicate is refused
-            run.answer("stop", pause=pause.id)
+        with pytest.raises(ResumeError, match="is not open: it was answered already, with 'stop', at node 'a'"):
+            run.answer("stop", pause=pause.id)  # a duplicate is refused, saying how it was answered
         result = await within(run)
         assert (result.outcome, result.reason) == ("aborted", "stopped at the breakpoint after 'a' (step 1)")
         assert ran == ["a"] and result.state == {"n": 2}

@@ -518,7 +518,7 @@ def test_a_duplicated_or_stale_answer_is_refused_naming_the_open_pause(tmp_path)
     with pytest.raises(ResumeError, match=r"^'stale-id' is not a pause id \(answer pauses by their pause.id\)"):
         two_approvals().invoke(Resume("t6", True, pause="stale-id"), checkpointer=store)
     kept = store.get("t6")
-    assert (kept.step, kept.status, kept.pending.id) == (2, "interrupted", open_now.id)
+    assert (kept.step, kept.status, kept.pauses[0].id) == (2, "interrupted", open_now.id)
 
     done = two_approvals().invoke(Resume("t6", True, pause=open_now.id), checkpointer=store)
     assert (done.outcome, done.state["published"]) == ("done", "draft")
@@ -575,7 +575,7 @@ def test_a_non_json_answer_to_a_durable_pause_is_refused_and_the_thread_stays_re
     with pytest.raises(ResumeError, match=UNSTORABLE):
         trip_graph().invoke(Resume("t7", object()), checkpointer=store)
     kept = store.get("t7")
-    assert (kept.status, kept.pending.id) == ("interrupted", paused.pauses[0].id)
+    assert (kept.status, kept.pauses[0].id) == ("interrupted", paused.pauses[0].id)
     done = trip_graph().invoke(Resume("t7", "Porto"), checkpointer=store)
     assert (done.outcome, done.state["booked"]) == ("done", "hotel in Porto")
     store.close()

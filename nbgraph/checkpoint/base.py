@@ -71,11 +71,6 @@ class Checkpoint(NamedTuple):
         """The node to run next on the main line, or None."""
         return self.frames[0].node if self.frames else None
 
-    @property
-    def pending(self) -> Pause | None:
-        """The first open request, or None."""
-        return self.pauses[0] if self.pauses else None
-
     def with_status(self, status: Status, **changes: Any) -> Checkpoint:
         return self._replace(status=status, **changes)
 

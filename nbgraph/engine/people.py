@@ -50,15 +50,19 @@ class PauseRequested(BaseException):
 class Pauses:
     """A run's open requests, the answers it was given (by slot), and who waits for a pause."""
 
-    __slots__ = ("answers", "open", "waiters")
+    __slots__ = ("answers", "given", "open", "waiters")
 
     def __init__(self, answers: Mapping[str, Any] | None = None) -> None:
         self.open: dict[str, tuple[Pause, asyncio.Future[Any]]] = {}
         self.answers: dict[str, Any] = dict(answers or {})
+        self.given: dict[str, str] = {}
+        """How each pause this run answered live was answered, by pause id, for a person who
+        answers it again (a node still running has not recorded it yet)."""
         self.waiters: list[asyncio.Future[Pause | None]] = []
 
     @property
     def pending(self) -> tuple[Pause, ...]:
+        """The pauses open now, oldest first."""
         return tuple(pause for pause, _ in self.open.values())
 
     def answers_copy(self) -> Mapping[str, Any]:
@@ -89,6 +93,9 @@ class Pauses:
         if pause.kind == "approval" and value.update:
             check_update(value.update, pause.node)
         del self.open[pause_id]
+        from ..pauses import answered_here
+
+        self.given[pause_id] = answered_here(pause, value)
         future.get_loop().call_soon_threadsafe(_settle, future, value)
         return True
 

@@ -271,19 +271,19 @@ class Run:
             ResumeError: the answer names a pause that is not open (nothing is answered),
                 cannot say which of several it is for, or does not fit its pause.
         """
-        from ..pauses import answered_in, bind, read_answer
+        from ..pauses import answered_in, answers_by_id, bind, read_answer
 
         walker = self._walker
         pauses = walker.pauses
         open_ = pauses.pending
-        if not open_:
+        if not open_ and pause is None and not answers_by_id(value):
             raise NoPendingRequest(
                 f"run {self.thread!r} waits for no answer"
                 + (" (it has finished)" if self.done else "; use `await run.next_pause()` to wait for a pause")
             )
         given = bind(
             open_, value, pause, thread=self.thread,
-            story=lambda pid: answered_in(reversed(walker.full_history()), pid) or "answered already, or belongs to another run",
+            story=lambda pid: pauses.given.get(pid) or answered_in(reversed(walker.full_history()), pid),
         )
         kinds = {p.id: p for p in open_}
         given = {pid: "continue" if answer is None and kinds[pid].kind == "breakpoint" else answer for pid, answer in given.items()}
