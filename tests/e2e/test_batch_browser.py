@@ -4,6 +4,7 @@ count and is as wide as its share, and a click (or Enter) on an edge lists its i
 from __future__ import annotations
 
 from conftest import ARTIFACTS
+from playwright.sync_api import expect
 from test_widget_browser import TIMEOUT, printed, run_all
 
 ODD = "work\u2192odd"
@@ -15,8 +16,9 @@ def _edge(view, key: str):
     return view.locator(f'[data-edge="{key}"]')
 
 
-def _width(edge) -> str:
-    return edge.locator("path:not(.nbg-hit)").first.evaluate("p => getComputedStyle(p).strokeWidth")
+def _has_width(edge, width: str) -> None:
+    """The edge's line settles at ``width`` (its width is animated: read it once it has arrived)."""
+    expect(edge.locator("path:not(.nbg-hit)").first).to_have_css("stroke-width", width, timeout=TIMEOUT)
 
 
 def test_a_batch_s_counts_route_histogram_and_an_edge_s_inputs(lab, page):
@@ -44,8 +46,8 @@ def test_a_batch_s_counts_route_histogram_and_an_edge_s_inputs(lab, page):
     assert _edge(view, ODD).get_attribute("data-count") == "6"
     assert _edge(view, ODD).locator(".nbg-count-text").text_content() == "6"
     assert _edge(view, FIRST).locator(".nbg-count-text").text_content() == "12"
-    assert _width(_edge(view, FIRST)) == "9px"
-    assert _width(_edge(view, ODD)) == "6.9px"
+    _has_width(_edge(view, FIRST), "9px")
+    _has_width(_edge(view, ODD), "6.9px")
 
     # A click on an edge's count lists the inputs that took it.
     _edge(view, ODD).locator(".nbg-count-bg").click()
