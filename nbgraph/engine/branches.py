@@ -32,6 +32,7 @@ from .stops import Stopped, timed_out
 if TYPE_CHECKING:
     from ..pauses import Pause
     from .levels import Level
+    from .listeners import Listeners
     from .walker import Walker
 
 __all__ = ["run_slot", "run_together"]
@@ -89,7 +90,7 @@ async def run_slot(walker: Walker, level: Level, slot: Slot, entry: Mapping[str,
     except TimedOut as timed:
         deadline = timed.deadline
         if lone:
-            return Ended(timed_out(walker, level, frame, slot.step, deadline))
+            return Ended(timed_out(walker.listeners, level, frame, slot.step, deadline))
         if deadline.outcome == "aborted":
             raise Aborted(f"{deadline.reason} at step {slot.step}") from None
         error = ChildFailed(Ending("failed", f"{deadline.reason} at step {slot.step}"))
@@ -134,7 +135,7 @@ async def _after(walker: Walker, level: Level, node: NodePlan, called: Called, p
         answer = resumed.verdict(pause.id) if resumed is not None else None
         if answer is None:
             return Parked((pause,), called)
-        record = _answered_here(walker, record, pause, answer)
+        record = _answered_here(walker.listeners, record, pause, answer)
     if node.approval:
         if pause is not None:
             from ..pauses import read_approval
@@ -168,10 +169,10 @@ async def _after(walker: Walker, level: Level, node: NodePlan, called: Called, p
     return called if stop is None else Halted(called, stop)
 
 
-def _answered_here(walker: Walker, record: Any, pause: Pause, answer: Any) -> Any:
+def _answered_here(listeners: Listeners, record: Any, pause: Pause, answer: Any) -> Any:
     """A pause after a node that a resume answered: announced, and kept in the step's record,
     where a live pause's are."""
-    thread, listeners = walker.thread, walker.listeners
+    thread = listeners.thread
     listeners.emit_step_if(lambda: node_exit(thread, record))
     events = (interrupt(thread, record.step, pause), answered(thread, record.step, pause, answer))
     for event in events:
@@ -256,7 +257,7 @@ async def run_together(
             if fail_fast:
                 cancel_others()
             elif result.records:
-                results[i] = _listed(walker, result)
+                results[i] = _listed(walker.listeners, result)
 
     walker.supersteps[level] = (slots, statuses)
     try:
@@ -282,14 +283,14 @@ async def run_together(
             raise outcome
 
 
-def _listed(walker: Walker, result: Failed) -> Failed:
+def _listed(listeners: Listeners, result: Failed) -> Failed:
     """A branch that failed with ``settle="all"``: its step goes on without it, and its record
     carries an error event naming it (live now, and in every trace rebuilt from the history)."""
     record = result.records[-1]
     event = error_event(
-        walker.thread, record.step, record.node, record.path, record.branch,
+        listeners.thread, record.step, record.node, record.path, record.branch,
         f"branch {record.branch!r} (node {record.path!r}) failed at step {record.step}: {record.error}",
         type(result.error).__name__,
     )
-    walker.listeners.emit(event)
+    listeners.emit(event)
     return result._replace(records=(*result.records[:-1], record._replace(events=(*record.events, event))))

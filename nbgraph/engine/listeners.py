@@ -30,11 +30,13 @@ Listener = Callable[[Any], Any]
 
 
 class Listeners:
-    """The listeners of one run: ``all`` hear every event, ``steps`` also the per-step ones."""
+    """The listeners of one run (its ``thread``): ``all`` hear every event, ``steps`` also the
+    per-step ones."""
 
-    __slots__ = ("all", "steps")
+    __slots__ = ("all", "steps", "thread")
 
-    def __init__(self, listeners: Sequence[Listener] = ()) -> None:
+    def __init__(self, listeners: Sequence[Listener] = (), thread: str = "") -> None:
+        self.thread = thread
         self.all: list[Listener] = list(listeners)
         self.steps: list[Listener] = list(listeners)
 

@@ -262,7 +262,7 @@ def apply_verdict(
             try:
                 level.values = level.plan.schema.apply(level.values, verdict.update, spec.name)
             except InvalidUpdate as exc:
-                return failure(walker, level, Frame(record.node, record.path, record.branch), exc, record.step)
+                return failure(walker.listeners, level, Frame(record.node, record.path, record.branch), exc, record.step)
         record = record._replace(edit=verdict.update)
     return record, None
 

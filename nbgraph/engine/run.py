@@ -68,7 +68,7 @@ class Run:
         store = checkpointer if checkpointer is not None else plan.checkpointer
         if store is None and live:
             store = default_checkpointer()
-        listeners = Listeners(plan.listeners if on_event is None else (*plan.listeners, on_event))
+        listeners = Listeners(plan.listeners if on_event is None else (*plan.listeners, on_event), self.thread)
         self._walker = Walker(
             plan, self.thread, input=input, store=store,
             budget=budget if budget is not None else plan.budget, live=live, listeners=listeners,

@@ -35,7 +35,7 @@ from .breaks import stop_reason, take_break_answer
 from .calls import enter_event, error_text, fold, make_step
 from .context import Context
 from .ending import Ending
-from .limits import Aborted
+from .limits import Aborted, Meter
 from .listeners import answered, interrupt, route_event, step_end_events
 from .outputs import read_output
 from .people import ASK_BUDGET, apply_verdict, ask_budget
@@ -57,9 +57,9 @@ off to measure what it saves)."""
 
 async def take_step(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> tuple[Frame, ...] | Ending:
     """Take one step of ``level``: the frames that come next, or how the run stops."""
-    stop = limits(walker, level, frames)
+    stop = limits(walker.meter, level, frames)
     while stop is ASK_BUDGET:  # (a person raises the budget, or stops the run)
-        stop = await ask_budget(walker, level, frames) or limits(walker, level, frames)
+        stop = await ask_budget(walker, level, frames) or limits(walker.meter, level, frames)
     if stop is not None:
         return stop
     if len(frames) == 1 and FAST_PATH and walker.breaks is None and not level.settled:
@@ -70,14 +70,13 @@ async def take_step(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
     return await _slots(walker, level, frames)
 
 
-def limits(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> Ending | None:
+def limits(meter: Meter, level: Level, frames: tuple[Frame, ...]) -> Ending | None:
     """Why ``level`` must not take a step of ``frames`` (:data:`ASK_BUDGET`: a person is
     asked to raise the budget first), or None."""
     plan = level.plan
     count = len(frames)
     if level.steps + count > plan.max_steps:
         return hit_max_steps(level, frames[0].node)
-    meter = walker.meter
     budget = meter.budget
     if budget is not None:
         if budget.ask and meter.ahead(count):
@@ -142,9 +141,9 @@ async def _slots(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> tup
         keep(level, slots, results)
         level.values = before
         if lone:
-            ending = failure(walker, level, slot.frame, result.error, slot.step)
+            ending = failure(walker.listeners, level, slot.frame, result.error, slot.step)
         else:
-            ending = failure(walker, level, None, _BranchFailed(slot, result.error), slot.step)
+            ending = failure(walker.listeners, level, None, _BranchFailed(slot, result.error), slot.step)
         return undo(level, slots, base, ending, keep_frames=True)
     parked = [result for result in results if isinstance(result, Parked)]
     if parked:
@@ -153,7 +152,7 @@ async def _slots(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> tup
         unstorable = keep(level, slots, results)
         level.values = before
         if unstorable is not None:  # (the pauses cannot wait in a checkpoint beside it)
-            return undo(level, slots, base, failure(walker, level, None, unstorable, base + 1), keep_frames=True)
+            return undo(level, slots, base, failure(walker.listeners, level, None, unstorable, base + 1), keep_frames=True)
         return undo(level, slots, base, interrupted(walker, *(p for r in parked for p in r.pauses)), keep_frames=True)
     halt = None
     if lone and type(results[0]) is Halted:
@@ -197,7 +196,7 @@ def _close(
             for result in results:  # (the failed fold closed its own update's coroutines; the rest are dropped too)
                 if not isinstance(result, Failed) and result.update:
                     close_coroutines(result.update.values())
-            return undo(level, slots, base, failure(walker, level, None, exc, base + 1), keep_frames=True)
+            return undo(level, slots, base, failure(walker.listeners, level, None, exc, base + 1), keep_frames=True)
         level.values = values
     level.steps = base + len(slots)
     try:
@@ -237,12 +236,12 @@ def _rolled_back(
     frames run again on resume); a lone step's record says why it failed."""
     level.values = before
     if len(slots) > 1:
-        return undo(level, slots, base, failure(walker, level, None, exc, base + len(slots)), keep_frames=True)
+        return undo(level, slots, base, failure(walker.listeners, level, None, exc, base + len(slots)), keep_frames=True)
     called = results[0]
     failed = (records or called.records)[-1]._replace(update=None, edge=None, error=error_text(exc))
     level.records.extend((*called.records[:-1], failed))
     slot = slots[0]
-    return undo(level, slots, base, failure(walker, level, slot.frame, exc, slot.step), keep_frames=True)
+    return undo(level, slots, base, failure(walker.listeners, level, slot.frame, exc, slot.step), keep_frames=True)
 
 
 def _route(walker: Walker, level: Level, slots: list[Slot], results: list[Any]) -> tuple[list[Step], list[tuple[Frame, Hop]]]:
@@ -346,7 +345,7 @@ def plain(walker: Walker, level: Level, frame: Frame, node: NodePlan) -> tuple[F
         return stopped(level, frame, step, stop)
     except Exception as exc:
         level.records.append(make_step(step, frame, visit, started, time.perf_counter() - t0, None, None, ctx, exc))
-        return failure(walker, level, frame, exc, step)
+        return failure(walker.listeners, level, frame, exc, step)
     finally:
         calls.remove(frame)
     duration = time.perf_counter() - t0
@@ -358,7 +357,7 @@ def plain(walker: Walker, level: Level, frame: Frame, node: NodePlan) -> tuple[F
             except NbgraphError as exc:
                 # The step fails as a whole: its update is dropped, the node runs again on resume.
                 level.records.append(make_step(step, frame, visit, started, duration, None, None, ctx, exc))
-                return failure(walker, level, frame, exc, step)
+                return failure(walker.listeners, level, frame, exc, step)
     record = make_step(step, frame, visit, started, duration, update, hop.edge, ctx)
     if hop.join is not None or frame.branch is not None or level.path:
         frames = level.next_frames(((frame, hop),))
@@ -376,7 +375,7 @@ def plain(walker: Walker, level: Level, frame: Frame, node: NodePlan) -> tuple[F
             level.steps, level.values = step - 1, before
             level.visits[name] = visit - 1
             level.records[-1] = record._replace(update=None, edge=None, error=error_text(exc))
-            return failure(walker, level, frame, exc, step)
+            return failure(walker.listeners, level, frame, exc, step)
     walker.seconds += duration
     if listeners.steps:
         for event in step_end_events(walker.thread, record):

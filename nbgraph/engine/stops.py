@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..pauses import Pause
     from .levels import Level
     from .limits import Deadline
+    from .listeners import Listeners
     from .walker import Walker
 
 __all__ = ["Stopped", "failure", "hit_max_steps", "interrupted", "stop_here", "stopped", "timed_out"]
@@ -73,7 +74,7 @@ def hit_max_steps(level: Level, node: str) -> Ending:
     return Ending("done", reason, hit_max_steps=plan.on_max_steps == "flag")
 
 
-def failure(walker: Walker, level: Level, frame: Frame | None, exc: BaseException, step: int | None = None) -> Ending:
+def failure(listeners: Listeners, level: Level, frame: Frame | None, exc: BaseException, step: int | None = None) -> Ending:
     """End ``failed``: the failing frame runs again on resume, the last checkpoint stays intact."""
     if frame is not None:
         level.frames = (frame,)
@@ -87,20 +88,18 @@ def failure(walker: Walker, level: Level, frame: Frame | None, exc: BaseExceptio
         if frame is not None:
             where = f"node {frame.path!r} failed at step {step}"
         reason = f"{where}: {type(exc).__name__}: {exc}"
-    walker.listeners.emit_if(lambda: error_event(
-        walker.thread, step or level.steps, node, frame.path if frame else "", frame.branch if frame else None,
+    listeners.emit_if(lambda: error_event(
+        listeners.thread, step or level.steps, node, frame.path if frame else "", frame.branch if frame else None,
         reason, type(exc).__name__,
     ))
     return Ending("failed", reason, error=exc)
 
 
-def timed_out(walker: Walker, level: Level, frame: Frame, step: int, deadline: Deadline) -> Ending:
+def timed_out(listeners: Listeners, level: Level, frame: Frame, step: int, deadline: Deadline) -> Ending:
     """``frame``'s node ran past ``deadline``: it runs again on resume."""
     level.frames = (frame,)
     reason = f"{deadline.reason} at step {step}"
-    walker.listeners.emit_if(lambda: error_event(
-        walker.thread, step, frame.node, frame.path, frame.branch, reason, "TimeoutError"
-    ))
+    listeners.emit_if(lambda: error_event(listeners.thread, step, frame.node, frame.path, frame.branch, reason, "TimeoutError"))
     return Ending(deadline.outcome, reason)  # type: ignore[arg-type]
 
 

@@ -170,7 +170,7 @@ class Walker:
         except MaxStepsExceeded:
             raise
         except NbgraphError as exc:
-            return failure(self, self.root, None, exc)
+            return failure(self.listeners, self.root, None, exc)
 
     def _route_from_start(self, level: Level) -> None:
         plan = level.plan
