@@ -167,12 +167,6 @@ class Meter:
         self.budget = self.budget._replace(**limits)
         return self.budget
 
-    def check(self) -> None:
-        """Raise :class:`Aborted` if a limit is exceeded."""
-        reason = self.over()
-        if reason is not None:
-            raise Aborted(reason)
-
     def deadline(self, node: str, timeout: float | None) -> Deadline | None:
         """The time an async node may take: its own ``timeout``, or what is left of the
         run's time budget, whichever ends first (None: no limit)."""
