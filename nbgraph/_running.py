@@ -98,6 +98,7 @@ class Running:
         overwrite: bool = False,
         durable: bool = False,
         display: bool | None = None,
+        pace: float | None = None,
     ) -> Run:
         """Start a run as a task in the running event loop and return its :class:`Run` handle.
 
@@ -105,10 +106,14 @@ class Running:
         pauses (``run.answer(...)``, ``run.approve()``, ``run.deny()``, or the view's
         buttons); ``durable=True`` makes it end ``interrupted`` there instead. In a Jupyter
         kernel a live view of the run is displayed (``display=False`` turns that off).
-        ``await run`` gives the :class:`RunResult`.
+        ``pace=0.5`` is slow motion: the run waits half a second before each step after the
+        first, so each node shows in the view before the next runs (for teaching and demos;
+        the wait counts against no budget). ``await run`` gives the :class:`RunResult`.
         """
+        if pace is not None and (isinstance(pace, bool) or not isinstance(pace, (int, float)) or not 0 <= pace <= 60):
+            raise ValueError(f"pace is the seconds to wait before each step, between 0 and 60, got {pace!r}")
         options = _options(thread, checkpointer, budget, on_event, stepping, overwrite)
-        run = engine.open_run(self.compile(), input, live=not durable, **options)
+        run = engine.open_run(self.compile(), input, live=not durable, pace=float(pace or 0.0), **options)
         run.launch()
         if display is not False:
             hooks.run_started(run)

@@ -568,3 +568,43 @@ class TestWhere:
         [pause] = result.pauses
         assert saved.pauses == result.pauses
         assert (pause.path, pause.branch) == ("ask", None)
+
+
+class TestSlowMotion:
+    """``start(pace=...)``: a live run waits before each step after its first, so a person can
+    follow each node; the waits count against no budget."""
+
+    @staticmethod
+    def three_steps() -> Graph:
+        g = Graph("slow", budget=Budget(seconds=0.2))
+        for name in ("a", "b", "c"):
+            g.add_node(name, lambda s, name=name: {"trail": [*s.get("trail", []), name]})
+        g.add_edge(START, "a")
+        g.add_edge("a", "b")
+        g.add_edge("b", "c")
+        g.add_edge("c", END)
+        return g
+
+    async def test_each_step_after_the_first_waits_its_pace(self):
+        entered: list[float] = []
+        run = self.three_steps().start(
+            {}, display=False, pace=0.1, on_event=lambda e: e.type == "node-enter" and entered.append(time.perf_counter())
+        )
+        result = await asyncio.wait_for(run, 5)
+        assert result.outcome == "done" and result.state["trail"] == ["a", "b", "c"]  # 0.2 s of waits: not the run's time
+        gaps = [later - earlier for earlier, later in zip(entered, entered[1:])]
+        assert len(gaps) == 2 and all(gap >= 0.1 for gap in gaps), gaps
+
+    async def test_a_run_that_cannot_wait_takes_no_pace(self):
+        entered: list[float] = []
+        run = self.three_steps().start(
+            {}, display=False, pace=0.5, durable=True,
+            on_event=lambda e: e.type == "node-enter" and entered.append(time.perf_counter()),
+        )
+        assert (await asyncio.wait_for(run, 5)).outcome == "done"
+        assert entered[-1] - entered[0] < 0.5
+
+    def test_a_pace_that_is_not_seconds_is_refused(self):
+        for pace in (-1, "fast", True, 61):
+            with pytest.raises(ValueError, match="pace is the seconds to wait before each step"):
+                self.three_steps().start({}, display=False, pace=pace)

@@ -59,6 +59,7 @@ class Run:
         on_event: Callable[[Any], Any] | None = None,
         overwrite: bool = False,
         stepping: bool = False,
+        pace: float = 0.0,
     ) -> None:
         self.plan = plan
         self.thread = thread or new_id()
@@ -72,7 +73,7 @@ class Run:
         self._walker = Walker(
             plan, self.thread, input=input, store=store,
             budget=budget if budget is not None else plan.budget, live=live, listeners=listeners,
-            stepping=stepping,
+            stepping=stepping, pace=pace,
         )
         self._walker.meter.chosen = budget is not None
         self._task: asyncio.Task[RunResult] | None = None

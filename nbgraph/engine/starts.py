@@ -66,6 +66,7 @@ def open_run(
     stepping: bool = False,
     overwrite: bool = False,
     live: bool = False,
+    pace: float = 0.0,
 ) -> Run:
     """A run of ``plan`` from ``source`` (an input, a :class:`Resume` or a :class:`Fork`), not
     yet started; a resumed or forked one already holds its thread's lease.
@@ -75,7 +76,7 @@ def open_run(
         ThreadBusy: another live run holds the thread.
         TypeError: ``thread=`` given with a Resume (its thread is the stopped run's).
     """
-    options: dict[str, Any] = {"budget": budget, "on_event": on_event, "stepping": stepping, "live": live}
+    options: dict[str, Any] = {"budget": budget, "on_event": on_event, "stepping": stepping, "live": live, "pace": pace}
     if isinstance(source, Resume):
         if thread is not None:
             raise TypeError("Resume(...) continues the stopped run's own thread: give no thread=")

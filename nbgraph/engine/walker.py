@@ -57,10 +57,13 @@ class Walker:
         live: bool,
         listeners: Listeners,
         stepping: bool = False,
+        pace: float = 0.0,
     ) -> None:
         self.plan = plan
         self.thread = thread
         self.live = live
+        self.pace = pace
+        """Seconds a live run waits before each step after its first (slow motion)."""
         self.unanswered: str | None = None
         """Why nobody will answer this run's pauses, once a live run was told so."""
         self.listeners = listeners
@@ -198,11 +201,18 @@ class Walker:
         if not level.frames and level is not self.root and not level.steps:
             self._route_from_start(level)  # (a sub-graph a checkpoint kept after its last step has none left)
         live = self.live
+        pace = self.pace if live else 0.0
         last_turn = time.perf_counter()
         frames = level.frames
         while frames:
             level.frames = frames
             frame = frames[0]
+            if pace and level.steps:
+                try:
+                    await asyncio.sleep(pace)  # slow motion: each node shows before the next one runs
+                except asyncio.CancelledError as stop:
+                    return stopped(level, frame, level.steps + 1, stop)
+                self.meter.waited += pace  # (not the run's own time: no budget counts it)
             if live and (now := time.perf_counter()) - last_turn > _LOOP_TURN_INTERVAL:
                 # Nodes that never await would hold the kernel's loop for the whole run:
                 # give it a turn so the view redraws and a Stop click gets in.
