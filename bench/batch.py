@@ -29,11 +29,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
 import openai  # noqa: E402
+from llm import start_server  # noqa: E402  (bench/llm.py: the tests' OpenAI-compatible server)
 
 from nbgraph import END, START, Graph, MessagesState, OpenAIModel, llm_node  # noqa: E402
 from nbgraph.llm import UserMessage  # noqa: E402
-
-from llm import start_server  # noqa: E402  (bench/llm.py: the tests' OpenAI-compatible server)
 
 SYSTEM = "You are a benchmark."
 QUESTION = "Answer briefly."
@@ -118,14 +117,24 @@ async def part_one(runs: int, concurrency: int, rounds: int) -> None:
         times["batch0"].append(await batched(fast, many, concurrency))
         times["pool0"].append(await pooled(fast, many, concurrency))
     best = min(times["batch"])
-    print(f"1. {runs:,} runs of a 5-node graph, one node awaits 20 ms, concurrency {concurrency} (best of {rounds} rounds)")
+    print(
+        f"1. {runs:,} runs of a 5-node graph, one node awaits 20 ms, concurrency {concurrency} (best of {rounds} rounds)"
+    )
     print(f"   ideal (runs x 20 ms / concurrency)            {ideal:.3f} s")
-    print(f"   g.abatch                                      {spread(times['batch'])}  = {best / ideal:.2f}x ideal (target <= 1.5x)")
-    print(f"   g.ainvoke from {concurrency} tasks sharing the inputs   {spread(times['pool'])}  = {min(times['pool']) / ideal:.2f}x ideal")
-    print(f"   g.ainvoke under a Semaphore({concurrency}), gathered   {spread(times['gather'])}  = {min(times['gather']) / ideal:.2f}x ideal")
+    print(
+        f"   g.abatch                                      {spread(times['batch'])}  = {best / ideal:.2f}x ideal (target <= 1.5x)"
+    )
+    print(
+        f"   g.ainvoke from {concurrency} tasks sharing the inputs   {spread(times['pool'])}  = {min(times['pool']) / ideal:.2f}x ideal"
+    )
+    print(
+        f"   g.ainvoke under a Semaphore({concurrency}), gathered   {spread(times['gather'])}  = {min(times['gather']) / ideal:.2f}x ideal"
+    )
     per_batch, per_pool = min(times["batch0"]) / len(many) * 1e6, min(times["pool0"]) / len(many) * 1e6
-    print(f"   engine time per run ({len(many):,} runs, the node awaiting nothing): g.abatch {per_batch:.0f} us, g.ainvoke from {concurrency} tasks "
-          f"{per_pool:.0f} us ({(per_batch / per_pool - 1) * 100:+.0f}%)")
+    print(
+        f"   engine time per run ({len(many):,} runs, the node awaiting nothing): g.abatch {per_batch:.0f} us, g.ainvoke from {concurrency} tasks "
+        f"{per_pool:.0f} us ({(per_batch / per_pool - 1) * 100:+.0f}%)"
+    )
 
 
 async def part_two(calls: int, concurrency: int, rounds: int, tokens: int) -> None:
@@ -189,11 +198,15 @@ async def part_two(calls: int, concurrency: int, rounds: int, tokens: int) -> No
         server.terminate()
         server.wait()
     b, n = calls / min(bare_times), calls / min(batch_times)
-    print(f"2. {calls} streamed calls ({tokens}-piece replies) to the local OpenAI-compatible server, concurrency {concurrency}")
+    print(
+        f"2. {calls} streamed calls ({tokens}-piece replies) to the local OpenAI-compatible server, concurrency {concurrency}"
+    )
     print(f"   bare openai client                          {b:8.0f} calls/s  ({spread(bare_times)} per round)")
     print(f"   batch of a 1-node llm_node graph            {n:8.0f} calls/s  ({spread(batch_times)} per round)")
     p = calls / min(pool_times)
-    print(f"   g.ainvoke from {concurrency} tasks, no batch           {p:8.0f} calls/s  ({spread(pool_times)} per round)")
+    print(
+        f"   g.ainvoke from {concurrency} tasks, no batch           {p:8.0f} calls/s  ({spread(pool_times)} per round)"
+    )
     print(f"   batch / bare throughput: {n / b * 100:.0f}% (target >= 90%); batch / ainvoke: {n / p * 100:.0f}%")
 
 
@@ -227,7 +240,9 @@ def part_ray(runs: int, concurrency: int, rounds: int) -> None:
 
             def one(executor: object) -> float:
                 t0 = time.perf_counter()
-                rows = g.batch(inputs, concurrency=concurrency, checkpointer=store, executor=executor, progress=False, table="rows")
+                rows = g.batch(
+                    inputs, concurrency=concurrency, checkpointer=store, executor=executor, progress=False, table="rows"
+                )
                 elapsed = time.perf_counter() - t0
                 assert all(row.outcome == "done" for row in rows), [row for row in rows if row.outcome != "done"][:3]
                 return elapsed
@@ -261,13 +276,21 @@ def part_ray(runs: int, concurrency: int, rounds: int) -> None:
             executor.shutdown()
     finally:
         ray.shutdown()
-    print(f"3. the same {runs:,} runs with a Redis store, concurrency {concurrency}, executor='ray' on a local Ray runtime "
-          f"(num_cpus=2, ray.init took {started:.1f} s; best of {rounds} rounds)")
-    print(f"   g.batch, executor='ray' (2 async actors)       {spread(times['ray'])}  = {min(times['ray']) / ideal:.2f}x ideal, "
-          f"{runs / min(times['ray']):.0f} runs/s")
-    print(f"   g.batch, local executor, same Redis store       {spread(times['local'])}  = {min(times['local']) / ideal:.2f}x ideal, "
-          f"{runs / min(times['local']):.0f} runs/s")
-    print(f"   one plain Ray task per input ({small} runs)           {small / task_time:.0f} runs/s (why the executor uses async actors)")
+    print(
+        f"3. the same {runs:,} runs with a Redis store, concurrency {concurrency}, executor='ray' on a local Ray runtime "
+        f"(num_cpus=2, ray.init took {started:.1f} s; best of {rounds} rounds)"
+    )
+    print(
+        f"   g.batch, executor='ray' (2 async actors)       {spread(times['ray'])}  = {min(times['ray']) / ideal:.2f}x ideal, "
+        f"{runs / min(times['ray']):.0f} runs/s"
+    )
+    print(
+        f"   g.batch, local executor, same Redis store       {spread(times['local'])}  = {min(times['local']) / ideal:.2f}x ideal, "
+        f"{runs / min(times['local']):.0f} runs/s"
+    )
+    print(
+        f"   one plain Ray task per input ({small} runs)           {small / task_time:.0f} runs/s (why the executor uses async actors)"
+    )
 
 
 def main() -> None:

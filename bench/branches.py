@@ -162,7 +162,7 @@ async def best(runs: Iterable[Timed], repeat: int) -> list[Sample]:
     runs = list(runs)
     samples: list[list[Sample]] = [[] for _ in runs]
     for _ in range(repeat):
-        for run, kept in zip(runs, samples):
+        for run, kept in zip(runs, samples, strict=True):
             gc.collect()
             kept.append(await run())
     return [min(kept) for kept in samples]
@@ -260,7 +260,9 @@ def row(label: str, ours: Sample, theirs: Sample, count: int) -> str:
 async def sleepers(repeat: int, stores: dict[str, StoreFactory]) -> None:
     print(f"(1) {SLEEPERS} branches sleeping {NAP * 1e3:.0f} ms (a map); per branch")
     for name, factory in stores.items():
-        ours, theirs = await best((graph_run(map_graph(SLEEPERS), SLEEPERS, factory), gather_run(nap, SLEEPERS)), repeat)
+        ours, theirs = await best(
+            (graph_run(map_graph(SLEEPERS), SLEEPERS, factory), gather_run(nap, SLEEPERS)), repeat
+        )
         print(row(f"    {name}", ours, theirs, SLEEPERS))
 
 
@@ -273,10 +275,14 @@ async def sends(repeat: int, stores: dict[str, StoreFactory]) -> None:
         for count in SEND_COUNTS:
             # A 10,000-branch run takes ten times as long: fewer rounds keep the script short.
             rounds = repeat if count == small else max(2, repeat // 2)
-            measured[count] = await best((graph_run(send_graph(count), count, factory), gather_run(echo, count)), rounds)
+            measured[count] = await best(
+                (graph_run(send_graph(count), count, factory), gather_run(echo, count)), rounds
+            )
             print(row(f"    {count:,} branches, {name}", *measured[count], count))
         ratio = engine_time(*measured[large], large) / engine_time(*measured[small], small)
-        bare = engine_time(*measured[large], large, collector=False) / engine_time(*measured[small], small, collector=False)
+        bare = engine_time(*measured[large], large, collector=False) / engine_time(
+            *measured[small], small, collector=False
+        )
         growth.append(f"{name} {ratio:.2f}x ({bare:.2f}x)")
     print(f"    engine us per branch at {large:,} over {small:,} (without the collector): {', '.join(growth)}")
 
@@ -296,8 +302,12 @@ async def subgraphs(repeat: int) -> None:
 
 
 async def measure(repeat: int, stores: dict[str, StoreFactory]) -> None:
-    print(f"python {sys.version.split()[0]}, best of {repeat} (3 for 10,000 branches); nbgraph and plain run on one loop")
-    print("engine = (nbgraph - plain) in us per branch or call; gc = the collector's time inside nbgraph's run, the same way")
+    print(
+        f"python {sys.version.split()[0]}, best of {repeat} (3 for 10,000 branches); nbgraph and plain run on one loop"
+    )
+    print(
+        "engine = (nbgraph - plain) in us per branch or call; gc = the collector's time inside nbgraph's run, the same way"
+    )
     print(f"{'workload':<36}{'nbgraph ms':>12}{'plain ms':>11}{'engine us':>12}{'gc us':>10}")
     await sleepers(repeat, stores)
     await sends(repeat, stores)

@@ -59,7 +59,7 @@ def pipeline_graph() -> Graph:
     for name in names:
         g.add_node(name, bump)
     g.add_edge(START, names[0])
-    for a, b in zip(names, names[1:]):
+    for a, b in zip(names, names[1:], strict=False):
         g.add_edge(a, b)
     g.add_edge(names[-1], END)
     return g
@@ -153,7 +153,7 @@ def growing_conversation(steps: int = 10_000, window: int = 1_000) -> dict[str, 
     figures: dict[str, tuple[float, float]] = {}
 
     def split(stamps: list[float]) -> tuple[float, float]:
-        deltas = [b - a for a, b in zip(stamps, stamps[1:])]
+        deltas = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
         return (
             statistics.mean(deltas[:window]) * 1e6,
             statistics.mean(deltas[-window:]) * 1e6,
@@ -220,7 +220,11 @@ def import_time(repeat: int = 5) -> tuple[float, float]:
 
     def median(module: str) -> float:
         times = [
-            float(subprocess.run([sys.executable, "-c", code.format(module)], capture_output=True, text=True, check=True).stdout)
+            float(
+                subprocess.run(
+                    [sys.executable, "-c", code.format(module)], capture_output=True, text=True, check=True
+                ).stdout
+            )
             for _ in range(repeat)
         ]
         return statistics.median(times) * 1000
@@ -307,7 +311,9 @@ def durable_conversation(steps: int = CONVERSATION_STEPS) -> dict[str, float]:
 
     fork_thread(g.compile(), store, "talk", steps // 2, None, "talk-fork")
     figures["fork_ms"] = (time.perf_counter() - t0) * 1000
-    resume = _CONVERSATION + f"""
+    resume = (
+        _CONVERSATION
+        + f"""
 import time, tracemalloc
 import nbgraph.events, nbgraph.pauses  # what any process has loaded once it ran a graph with pauses
 from nbgraph import Resume
@@ -326,8 +332,14 @@ peak = tracemalloc.get_traced_memory()[1]
 assert result.outcome == "done" and len(result.state["messages"]) == {steps}, result
 print(seconds, peak)
 """
-    out = subprocess.run([sys.executable, "-c", resume], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": os.path.join(os.path.dirname(__file__), "..")})
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", resume],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.path.join(os.path.dirname(__file__), "..")},
+    )
     seconds, peak = out.stdout.split()
     figures["resume_ms"] = float(seconds) * 1000
     figures["resume_mb"] = float(peak) / 1e6
@@ -357,16 +369,20 @@ def main() -> None:
     ):
         for store_name, factory in stores.items():
             repeat = args.repeat if store_name != "sqlite" else max(1, args.repeat // 2)
-            per_node = best(lambda: fn(factory), repeat) / nodes * 1e6
+            per_node = best(lambda fn=fn, factory=factory: fn(factory), repeat) / nodes * 1e6
             print(
                 f"{label + ', ' + store_name:<34}{per_node:>10.2f}{base:>9.2f}"
                 f"{per_node - base:>10.2f}{per_node / base:>8.0f}x"
             )
     general = without_fast_path(lambda: best(lambda: run_cycle(stores["none"]), args.repeat)) / cycle_nodes * 1e6
-    print(f"{'(a) ... none, every step general':<34}{general:>10.2f}{base_cycle:>9.2f}{general - base_cycle:>10.2f}"
-          f"{general / base_cycle:>8.0f}x  (what the plain-step fast path saves)")
+    print(
+        f"{'(a) ... none, every step general':<34}{general:>10.2f}{base_cycle:>9.2f}{general - base_cycle:>10.2f}"
+        f"{general / base_cycle:>8.0f}x  (what the plain-step fast path saves)"
+    )
     fast, memory = retained_per_step()
-    print(f"retained per recorded step over 20,000 steps: {fast:.0f} B (no checkpointer), {memory:.0f} B (MemoryCheckpointer)")
+    print(
+        f"retained per recorded step over 20,000 steps: {fast:.0f} B (no checkpointer), {memory:.0f} B (MemoryCheckpointer)"
+    )
     talk = growing_conversation()
     print("a run whose message list grows to 10,000, us per step over its first / last 1,000 steps:")
     for label in ("plain", "none", "memory"):
@@ -383,7 +399,9 @@ def main() -> None:
         f"fresh process {durable['resume_ms']:.0f} ms, {durable['resume_mb']:.1f} MB at peak; fork {durable['fork_ms']:.1f} ms"
     )
     nbgraph_ms, pydantic_ms = import_time()
-    print(f"import nbgraph in a fresh process: {nbgraph_ms:.0f} ms median of 5 (import pydantic alone: {pydantic_ms:.0f} ms)")
+    print(
+        f"import nbgraph in a fresh process: {nbgraph_ms:.0f} ms median of 5 (import pydantic alone: {pydantic_ms:.0f} ms)"
+    )
     print(
         "targets: overhead <= 4 us (none), <= 6 us (memory) on (a); <= 700 B retained per step; "
         "<= 20 us per step at 10,000 messages as at the start; import <= 150 ms; "

@@ -88,7 +88,9 @@ async def measure(calls: int, tokens: int, base_url: str) -> None:
     await client.close()
     await model.aclose()
     b, n = statistics.median(bare), statistics.median(graph)
-    print(f"python {sys.version.split()[0]}, openai {openai.__version__}; {calls} calls each, {tokens}-piece streamed reply")
+    print(
+        f"python {sys.version.split()[0]}, openai {openai.__version__}; {calls} calls each, {tokens}-piece streamed reply"
+    )
     print(f"{'':<24}{'median':>10}{'mean':>10}")
     print(f"{'bare openai client':<24}{b * 1e3:>8.2f}ms{statistics.mean(bare) * 1e3:>8.2f}ms")
     print(f"{'llm_node in a graph':<24}{n * 1e3:>8.2f}ms{statistics.mean(graph) * 1e3:>8.2f}ms")

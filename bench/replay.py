@@ -84,10 +84,14 @@ def main() -> None:
         t0 = time.perf_counter()
         assert len(resume.get("t").state["messages"]) == steps
         get_time = time.perf_counter() - t0
-        print(f"inspect step {steps} of a {steps}-step SQLite thread: {statistics.median(times) * 1000:.1f} ms "
-              f"(median of {args.repeat}); read {reads[0]} rows, {reads[1]} snapshots, {reads[2]} full histories")
-        print(f"  beside one store.get(thread), a resume's read: {get_time * 1000:.1f} ms, {resume.rows} rows, "
-              f"{resume.snapshots} snapshot")
+        print(
+            f"inspect step {steps} of a {steps}-step SQLite thread: {statistics.median(times) * 1000:.1f} ms "
+            f"(median of {args.repeat}); read {reads[0]} rows, {reads[1]} snapshots, {reads[2]} full histories"
+        )
+        print(
+            f"  beside one store.get(thread), a resume's read: {get_time * 1000:.1f} ms, {resume.rows} rows, "
+            f"{resume.snapshots} snapshot"
+        )
 
         builds, looks = [], []
         for _ in range(args.repeat):
@@ -100,9 +104,11 @@ def main() -> None:
             seen = frames.inspect(steps // 2)
             looks.append(time.perf_counter() - t0)
             assert seen.change.appended["messages"][0]["content"].startswith(f"message {steps // 2 - 1} ")
-        print(f"replay frames of the same thread: {statistics.median(builds) * 1000:.0f} ms to build {steps + 1} frames "
-              f"({statistics.median(builds) / steps * 1e6:.0f} µs a step), {statistics.median(looks) * 1000:.1f} ms "
-              "to inspect one")
+        print(
+            f"replay frames of the same thread: {statistics.median(builds) * 1000:.0f} ms to build {steps + 1} frames "
+            f"({statistics.median(builds) / steps * 1e6:.0f} µs a step), {statistics.median(looks) * 1000:.1f} ms "
+            "to inspect one"
+        )
     slider_message(10_000)
 
 
@@ -121,8 +127,10 @@ def slider_message(steps: int) -> None:
     assert len(frames) == steps + 1
     packed = json.dumps(pack_frames(frames), separators=(",", ":"))
     assert json.loads(packed)["rows"][-1][0] == steps
-    print(f"the slider's frames of a {steps:,}-step run: one message of {len(packed) / 1e6:.2f} MB "
-          f"({len(packed) / steps:.0f} bytes a frame)")
+    print(
+        f"the slider's frames of a {steps:,}-step run: one message of {len(packed) / 1e6:.2f} MB "
+        f"({len(packed) / steps:.0f} bytes a frame)"
+    )
 
 
 if __name__ == "__main__":

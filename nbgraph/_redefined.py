@@ -48,7 +48,8 @@ def graph_redefined(graph: Any) -> list[str]:
             continue
         step = run.step
         view.redefined = {
-            "graph": graph.name, "step": step,
+            "graph": graph.name,
+            "step": step,
             "note": f"graph {graph.name!r} was redefined while this run waits: fork it after step {step} onto the new definition",
         }
         offered.append(run.thread)

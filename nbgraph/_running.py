@@ -162,8 +162,18 @@ class Running:
         from .batch import batch as run_batch
 
         return run_batch(
-            self, inputs, concurrency=concurrency, budget=budget, total=total, checkpointer=checkpointer, batch=batch,
-            retry=retry, executor=executor, progress=progress, table=table, results=results,
+            self,
+            inputs,
+            concurrency=concurrency,
+            budget=budget,
+            total=total,
+            checkpointer=checkpointer,
+            batch=batch,
+            retry=retry,
+            executor=executor,
+            progress=progress,
+            table=table,
+            results=results,
         )
 
     async def abatch(
@@ -185,8 +195,18 @@ class Running:
         from .batch import abatch
 
         return await abatch(
-            self, inputs, concurrency=concurrency, budget=budget, total=total, checkpointer=checkpointer, batch=batch,
-            retry=retry, executor=executor, progress=progress, table=table, results=results,
+            self,
+            inputs,
+            concurrency=concurrency,
+            budget=budget,
+            total=total,
+            checkpointer=checkpointer,
+            batch=batch,
+            retry=retry,
+            executor=executor,
+            progress=progress,
+            table=table,
+            results=results,
         )
 
 
@@ -194,6 +214,10 @@ def _options(
     thread: str | None, checkpointer: Any, budget: Any, on_event: Listener | None, stepping: bool, overwrite: bool
 ) -> dict[str, Any]:
     return {
-        "thread": thread, "checkpointer": checkpointer, "budget": budget, "on_event": on_event,
-        "stepping": stepping, "overwrite": overwrite,
+        "thread": thread,
+        "checkpointer": checkpointer,
+        "budget": budget,
+        "on_event": on_event,
+        "stepping": stepping,
+        "overwrite": overwrite,
     }

@@ -20,7 +20,17 @@ from .engine.context import Context
 from .history import Step
 from .plan import FirstMatch, Plan
 
-__all__ = ["Entry", "Walk", "describe", "entries", "fold_entry", "payload_branch", "record_key", "routing_ctx", "supersteps"]
+__all__ = [
+    "Entry",
+    "Walk",
+    "describe",
+    "entries",
+    "fold_entry",
+    "payload_branch",
+    "record_key",
+    "routing_ctx",
+    "supersteps",
+]
 
 
 class Entry(NamedTuple):
@@ -196,7 +206,9 @@ class Walk:
                     given = self.plan.schema.view(seen)
                 values = subplan.schema.initial(node.spec.input(given))
             except Exception as exc:
-                missing.append(f"the state sub-graph {record.path!r} began with could not be rebuilt ({describe(exc)}); it is shown from its own steps' updates only")
+                missing.append(
+                    f"the state sub-graph {record.path!r} began with could not be rebuilt ({describe(exc)}); it is shown from its own steps' updates only"
+                )
                 values = {}
         return Walk(subplan, entry.inner, values, prefix=record.path + "/", own=record.branch, missing=missing)
 

@@ -80,19 +80,32 @@ def compile_graph(graph: Graph, _within: tuple[str, ...] = ()) -> Plan:
         if router is not None:
             valid = router.targets if router.targets is not None else (*declared, END)
             routed = RoutedBy(
-                router, takes_ctx(router.fn, f"router of {source!r}"), valid,
+                router,
+                takes_ctx(router.fn, f"router of {source!r}"),
+                valid,
                 {target: hop(source, target, router.label, False) for target in valid},
             )
             route, decide, fixed, routing_ctx = routed.route, routed.decide, None, routed.takes_ctx
         else:
-            edges = FirstMatch(source, out.get(source, ()), lambda e: hop(e.source, e.target, e.label, e.when is None, e.fanout))
+            edges = FirstMatch(
+                source, out.get(source, ()), lambda e: hop(e.source, e.target, e.label, e.when is None, e.fanout)
+            )
             route, decide, fixed, routing_ctx = edges.route, edges.decide, edges.fixed, edges.takes_ctx
         spec = declared.get(source) or NodeSpec(START, _never_runs, False, False)
         nodes[source] = NodePlan(
-            name=source, fn=spec.fn, takes_ctx=spec.takes_ctx, is_async=spec.is_async, approval=spec.approval,
+            name=source,
+            fn=spec.fn,
+            takes_ctx=spec.takes_ctx,
+            is_async=spec.is_async,
+            approval=spec.approval,
             timeout=spec.timeout,
-            wants_ctx=spec.takes_ctx or routing_ctx, fixed=fixed, route=route, decide=decide,
-            frame=frames.get(source) or Frame(START, START), spec=spec, subplan=subplans.get(source),
+            wants_ctx=spec.takes_ctx or routing_ctx,
+            fixed=fixed,
+            route=route,
+            decide=decide,
+            frame=frames.get(source) or Frame(START, START),
+            spec=spec,
+            subplan=subplans.get(source),
         )
     start = nodes.pop(START)
     return Plan(
@@ -145,13 +158,13 @@ def _validate(
     if graph.settle not in ("fail_fast", "all"):
         problems.append(f"settle must be 'fail_fast' or 'all', got {graph.settle!r}")
     if graph.max_concurrency is not None and (
-        not isinstance(graph.max_concurrency, int) or isinstance(graph.max_concurrency, bool) or graph.max_concurrency < 1
+        not isinstance(graph.max_concurrency, int)
+        or isinstance(graph.max_concurrency, bool)
+        or graph.max_concurrency < 1
     ):
         problems.append(f"max_concurrency must be None or an integer >= 1, got {graph.max_concurrency!r}")
     if graph.on_max_steps not in ON_MAX_STEPS:
-        problems.append(
-            f"on_max_steps must be one of {', '.join(ON_MAX_STEPS)}, got {graph.on_max_steps!r}"
-        )
+        problems.append(f"on_max_steps must be one of {', '.join(ON_MAX_STEPS)}, got {graph.on_max_steps!r}")
 
     out: dict[str, list[Edge]] = {}
     joined: dict[str, tuple[str, ...]] = {}
@@ -160,9 +173,7 @@ def _validate(
         if edge.source == END:
             problems.append(f"{_where(edge)}: END is terminal; no edge may leave it")
         elif edge.source != START and edge.source not in known:
-            problems.append(
-                f"{_where(edge)}: unknown source node {edge.source!r}{did_you_mean(edge.source, known)}"
-            )
+            problems.append(f"{_where(edge)}: unknown source node {edge.source!r}{did_you_mean(edge.source, known)}")
         for target in edge.targets:
             if target == START:
                 problems.append(f"{_where(edge)}: no edge may lead back to START")
@@ -192,20 +203,16 @@ def _validate(
         elif source != START and source not in known:
             problems.append(f"router {router.label!r}: unknown source node {source!r}{did_you_mean(source, known)}")
         if source in out:
-            problems.append(
-                f"node {source!r} has both edges and a router; give it one or the other"
-            )
+            problems.append(f"node {source!r} has both edges and a router; give it one or the other")
         for target in router.targets or ():
             if target != END and target not in known:
                 problems.append(
-                    f"router {router.label!r} of {source!r}: unknown target {target!r}"
-                    f"{did_you_mean(target, known)}"
+                    f"router {router.label!r} of {source!r}: unknown target {target!r}{did_you_mean(target, known)}"
                 )
 
     if START not in out and START not in routers:
         problems.append(
-            "the graph has no start; add an edge from START, e.g. add_edge(START, "
-            f"{next(iter(nodes), 'first_node')!r})"
+            f"the graph has no start; add an edge from START, e.g. add_edge(START, {next(iter(nodes), 'first_node')!r})"
         )
     for name, spec in nodes.items():
         if name not in out and name not in routers and not spec.destinations:
@@ -215,8 +222,7 @@ def _validate(
             )
         if spec.on_deny is not None and spec.on_deny != END and spec.on_deny not in known:
             problems.append(
-                f"node {name!r}: on_deny target {spec.on_deny!r} is not a node"
-                f"{did_you_mean(spec.on_deny, known)}"
+                f"node {name!r}: on_deny target {spec.on_deny!r} is not a node{did_you_mean(spec.on_deny, known)}"
             )
         if spec.timeout is not None and not spec.is_async:
             problems.append(
@@ -225,9 +231,7 @@ def _validate(
             )
         for target in spec.destinations or ():
             if target != END and target not in known:
-                problems.append(
-                    f"node {name!r}: destination {target!r} is not a node{did_you_mean(target, known)}"
-                )
+                problems.append(f"node {name!r}: destination {target!r} is not a node{did_you_mean(target, known)}")
     if problems:
         raise GraphValidationError(str(graph.name), problems)
     return out, schema
@@ -264,7 +268,9 @@ def _subplans(graph: Graph, nodes: Mapping[str, NodeSpec], within: tuple[str, ..
                 f"{_state_name(graph.state)}; give input= and output= to map between them"
             )
         if (spec.input is None) != (spec.output is None):
-            problems.append(f"node {name!r}: give a sub-graph both input= and output=, or neither (it then shares the state)")
+            problems.append(
+                f"node {name!r}: give a sub-graph both input= and output=, or neither (it then shares the state)"
+            )
         if spec.approval or spec.timeout is not None:
             problems.append(f"node {name!r}: a sub-graph node takes no approval= or timeout=; give its own nodes those")
         try:
@@ -290,7 +296,7 @@ def _breakpoints(graph: Graph, nodes: Mapping[str, NodeSpec], subplans: Mapping[
     before: set[str] = set()
     after: set[str] = set()
     problems: list[str] = []
-    for where, paths in zip((before, after), declared or ((), ())):
+    for where, paths in zip((before, after), declared or ((), ()), strict=True):
         label = "before" if where is before else "after"
         for path in paths:
             problem = _find(path, nodes, subplans)
@@ -318,7 +324,9 @@ def _find(path: str, nodes: Mapping[str, NodeSpec], subplans: Mapping[str, Plan]
     plan = subplans.get(head)
     if plan is None:
         return f"node {head!r} is not a sub-graph, so {path!r} names no node inside it"
-    problem = _find(rest, plan.nodes, {name: node.subplan for name, node in plan.nodes.items() if node.subplan is not None})
+    problem = _find(
+        rest, plan.nodes, {name: node.subplan for name, node in plan.nodes.items() if node.subplan is not None}
+    )
     if problem is None:
         return None
     return f"in sub-graph {head!r} (graph {plan.name!r}): {problem.removeprefix('the graph has ')}"
@@ -328,7 +336,9 @@ def _state_name(state: Any) -> str:
     return "dict" if state in (None, dict) else getattr(state, "__name__", repr(state))
 
 
-def _unreachable(nodes: Mapping[str, NodeSpec], routers: Mapping[str, Router], out: Mapping[str, list[Edge]]) -> list[str]:
+def _unreachable(
+    nodes: Mapping[str, NodeSpec], routers: Mapping[str, Router], out: Mapping[str, list[Edge]]
+) -> list[str]:
     """Nodes no path from START reaches; none when where a reachable node goes cannot be known."""
     seen: set[str] = set()
     frontier = [START]
@@ -363,8 +373,7 @@ def _may_goto(fn: Callable[..., Any]) -> bool:
     """Whether ``fn`` may return a ``Goto`` or ``Send``: its code names one, or cannot be read."""
     code = getattr(fn, "__code__", None)
     if code is None:
-        call = getattr(type(fn), "__call__", None)
-        code = getattr(call, "__code__", None)
+        code = getattr(type(fn).__call__, "__code__", None)  # (a callable object's method)
     if code is None:
         return True
     return _names_goto(code)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from functools import cache
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 import pydantic
 
@@ -137,16 +137,36 @@ class Done(_Event):
 
 
 Event = Annotated[
-    Union[
-        RunStart, NodeEnter, TextDelta, ToolCall, ToolResult, NodeExit, Route, Interrupt, Answer, ErrorEvent, Done
-    ],
+    RunStart
+    | NodeEnter
+    | TextDelta
+    | ToolCall
+    | ToolResult
+    | NodeExit
+    | Route
+    | Interrupt
+    | Answer
+    | ErrorEvent
+    | Done,
     pydantic.Field(discriminator="type"),
 ]
 """Any event; discriminated by ``type``."""
 
 EVENT_TYPES: dict[str, type[pydantic.BaseModel]] = {
     cls.model_fields["type"].default: cls
-    for cls in (RunStart, NodeEnter, TextDelta, ToolCall, ToolResult, NodeExit, Route, Interrupt, Answer, ErrorEvent, Done)
+    for cls in (
+        RunStart,
+        NodeEnter,
+        TextDelta,
+        ToolCall,
+        ToolResult,
+        NodeExit,
+        Route,
+        Interrupt,
+        Answer,
+        ErrorEvent,
+        Done,
+    )
 }
 """Event classes by their ``type``."""
 

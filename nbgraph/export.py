@@ -30,7 +30,12 @@ def _edges(graph: Any, specs: Mapping[str, NodeSpec]) -> list[dict[str, Any]]:
     edges: list[dict[str, Any]] = []
     for edge in graph.edges:
         for target in edge.targets:  # a fan-out is drawn as one arm per target
-            drawn: dict[str, Any] = {"from": edge.source, "to": target, "label": edge.label, "unconditional": edge.when is None}
+            drawn: dict[str, Any] = {
+                "from": edge.source,
+                "to": target,
+                "label": edge.label,
+                "unconditional": edge.when is None,
+            }
             if edge.fanout:
                 drawn["fanout"] = list(edge.fanout)
             if edge.each is not None:
@@ -72,7 +77,9 @@ def to_dag(
     return {"version": DAG_SCHEMA_VERSION, "mode": "graph", **_dag(graph, history, "", problems)}
 
 
-def _dag(graph: Any, history: Sequence[Step] | None, path: str, extra: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+def _dag(
+    graph: Any, history: Sequence[Step] | None, path: str, extra: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
     specs = _specs(graph)
     edges = _edges(graph, specs)
     mapped = {edge["to"] for edge in edges if edge.get("each")}
@@ -101,13 +108,15 @@ def _dag(graph: Any, history: Sequence[Step] | None, path: str, extra: Sequence[
             edge["fired"] = fired.pop((edge["from"], edge["to"]), 0)
         # Goto/End commands, Send items and routers without declared targets take edges not drawn.
         for (source, target), count in fired.items():
-            edges.append({"from": source, "to": target, "label": "goto", "unconditional": False, "fired": count, "dynamic": True})
+            edges.append(
+                {"from": source, "to": target, "label": "goto", "unconditional": False, "fired": count, "dynamic": True}
+            )
         for node in nodes:
             if node["kind"] not in ("start", "end"):
                 node["visits"] = visits.get(node["id"], 0)
         prefix = path + "/" if path else ""
         for record in history:
-            if record.error is not None and record.path.startswith(prefix) and "/" not in record.path[len(prefix):]:
+            if record.error is not None and record.path.startswith(prefix) and "/" not in record.path[len(prefix) :]:
                 _add(problems, routing_problems(graph, record.error))
     _add(problems, [{k: v for k, v in p.items() if k != "path"} for p in extra if (p.get("path") or "") == path])
     return {"name": graph.name, "nodes": nodes, "edges": edges, "problems": problems}
@@ -141,7 +150,13 @@ def find_problems(graph: Any) -> list[dict[str, Any]]:
 
     def unknown(name: str, where: dict[str, Any], what: str) -> None:
         if name not in known and name not in (START, END):
-            problems.append({"kind": "unknown-node", **where, "message": f"{what} {name!r}, which is not a node of graph {graph.name!r}"})
+            problems.append(
+                {
+                    "kind": "unknown-node",
+                    **where,
+                    "message": f"{what} {name!r}, which is not a node of graph {graph.name!r}",
+                }
+            )
 
     out: dict[str, set[str]] = {}
     anywhere: set[str] = set()
@@ -155,7 +170,9 @@ def find_problems(graph: Any) -> list[dict[str, Any]]:
         if router.targets is None:
             anywhere.add(source)
         for target in router.targets or ():
-            unknown(target, {"edge": {"from": source, "to": target}}, f"router {router.label!r} of {source!r} may return")
+            unknown(
+                target, {"edge": {"from": source, "to": target}}, f"router {router.label!r} of {source!r} may return"
+            )
             out.setdefault(source, set()).add(target)
     for name, spec in specs.items():
         if spec.on_deny is not None:
@@ -174,20 +191,26 @@ def find_problems(graph: Any) -> list[dict[str, Any]]:
             elif "End" in commands:
                 out.setdefault(name, set()).add(END)
         if name not in leaving and name not in routers and not spec.destinations:
-            problems.append({
-                "kind": "no-way-out", "node": name,
-                "message": f"node {name!r} has no way out: no edge, router or declared destination leaves it; "
-                f"add one, e.g. add_edge({name!r}, END)",
-            })
+            problems.append(
+                {
+                    "kind": "no-way-out",
+                    "node": name,
+                    "message": f"node {name!r} has no way out: no edge, router or declared destination leaves it; "
+                    f"add one, e.g. add_edge({name!r}, END)",
+                }
+            )
     if anywhere:
         return problems  # where those nodes lead cannot be known: nothing else can be told
     reached = _reach({START}, out)
     for name in specs:
         if name not in reached:
-            problems.append({
-                "kind": "unreachable", "node": name,
-                "message": f"node {name!r} cannot be reached from START by any edge, router target or declared destination",
-            })
+            problems.append(
+                {
+                    "kind": "unreachable",
+                    "node": name,
+                    "message": f"node {name!r} cannot be reached from START by any edge, router target or declared destination",
+                }
+            )
     into: dict[str, set[str]] = {}
     for source, targets in out.items():
         for target in targets:
@@ -195,11 +218,14 @@ def find_problems(graph: Any) -> list[dict[str, Any]]:
     finishing = _reach({END}, into)
     for name in specs:
         if name in out and name not in finishing and out[name] <= known | {END}:
-            problems.append({
-                "kind": "no-way-out", "node": name,
-                "message": f"no path from node {name!r} reaches END: a run that gets there goes round "
-                f"until max_steps (it can go to {', '.join(sorted(map(repr, out[name])))})",
-            })
+            problems.append(
+                {
+                    "kind": "no-way-out",
+                    "node": name,
+                    "message": f"no path from node {name!r} reaches END: a run that gets there goes round "
+                    f"until max_steps (it can go to {', '.join(sorted(map(repr, out[name])))})",
+                }
+            )
     return problems
 
 
@@ -216,7 +242,7 @@ def _reach(start: set[str], links: Mapping[str, set[str]]) -> set[str]:
 
 def _commands(fn: Any) -> set[str]:
     """Which of ``Goto``, ``Send`` and ``End`` the code of ``fn`` names (all three when it cannot be read)."""
-    code = getattr(fn, "__code__", None) or getattr(getattr(type(fn), "__call__", None), "__code__", None)
+    code = getattr(fn, "__code__", None) or getattr(type(fn).__call__, "__code__", None)
     if code is None:
         return {"Goto", "Send", "End"}
     found: set[str] = set()
@@ -236,7 +262,9 @@ def routing_problems(graph: Any, error: str) -> list[dict[str, Any]]:
         for target in edge.targets:
             for what, kind in (("condition", "condition-raised"), ("map", "map-raised")):
                 if f"the {what} of edge {edge.source} -> {target} [{edge.label}] raised" in error:
-                    found.append({"kind": kind, "edge": {"from": edge.source, "to": target}, "message": _message(error)})
+                    found.append(
+                        {"kind": kind, "edge": {"from": edge.source, "to": target}, "message": _message(error)}
+                    )
     for source, router in graph.routers.items():
         if f"router {router.label!r} of node {source!r} " in error:
             found.append({"kind": "router-raised", "node": source, "message": _message(error)})
@@ -323,7 +351,17 @@ def history_table(history: Sequence[Step]) -> str:
             target = "END" if step.edge.target == END else step.edge.target
             edge = f"-> {target}" + (f" [{step.edge.label}]" if step.edge.label else "")
         rows.append(
-            (str(step.step), step.path or step.node, str(step.visit), f"{step.duration * 1000:.1f}", edge, str(step.tokens or ""), step.error or "")
+            (
+                str(step.step),
+                step.path or step.node,
+                str(step.visit),
+                f"{step.duration * 1000:.1f}",
+                edge,
+                str(step.tokens or ""),
+                step.error or "",
+            )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows) + "\n"
+    return (
+        "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows) + "\n"
+    )

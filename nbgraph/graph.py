@@ -35,10 +35,20 @@ if TYPE_CHECKING:
 
 __all__ = ["END", "START", "Breakpoints", "Edge", "End", "Goto", "Graph", "GraphWarning", "RouteDecision"]
 
-_PLANNED = frozenset({
-    "name", "state", "max_steps", "on_max_steps", "max_same_node", "budget", "checkpointer", "model", "settle",
-    "max_concurrency",
-})
+_PLANNED = frozenset(
+    {
+        "name",
+        "state",
+        "max_steps",
+        "on_max_steps",
+        "max_same_node",
+        "budget",
+        "checkpointer",
+        "model",
+        "settle",
+        "max_concurrency",
+    }
+)
 """Graph attributes the plan is built from: setting one means compiling again."""
 
 
@@ -164,8 +174,7 @@ class Graph(Running):
                 raise TypeError(f"node {name!r}: {what}= is a function, and only a sub-graph node takes one")
         if name in self._nodes and not replace:
             raise ValueError(
-                f"node {name!r} is already defined in graph {self.name!r}; "
-                "pass replace=True to redefine it"
+                f"node {name!r} is already defined in graph {self.name!r}; pass replace=True to redefine it"
             )
         if isinstance(destinations, str):
             raise TypeError(f"node {name!r}: destinations must be a list of node names, got {destinations!r}")
@@ -341,9 +350,7 @@ class Graph(Running):
         """
         plan = self.compile()
         if source != START and source not in plan.nodes:
-            raise ValueError(
-                f"graph {self.name!r} has no node {source!r}{did_you_mean(source, plan.nodes)}"
-            )
+            raise ValueError(f"graph {self.name!r} has no node {source!r}{did_you_mean(source, plan.nodes)}")
         schema = plan.schema
         ctx = engine.Context(None, plan, source, 0, visit)
         return plan.route(source, schema.view(schema.initial(state)), ctx)

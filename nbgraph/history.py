@@ -187,5 +187,5 @@ def tally(steps: Iterable[Step], visits: dict[str, int], fired: dict[tuple[str, 
 def tally_within(steps: Iterable[Step], path: str, visits: dict[str, int], fired: dict[tuple[str, str], int]) -> None:
     """:func:`tally` for the steps of the sub-graph at ``path`` (``research``, ``research/deep``)."""
     prefix = path + "/"
-    inner = [r._replace(path=r.path[len(prefix):]) for r in steps if r.path.startswith(prefix)]
+    inner = [r._replace(path=r.path[len(prefix) :]) for r in steps if r.path.startswith(prefix)]
     tally(inner, visits, fired)

@@ -214,9 +214,7 @@ class GraphMagics(Magics):
             print(_graph_cell_args.parser.format_help())
             return None
         if handler is None:
-            raise UsageError(
-                f"%graph: unknown subcommand {command!r}; use run, show, route, history, export or list"
-            )
+            raise UsageError(f"%graph: unknown subcommand {command!r}; use run, show, route, history, export or list")
         return handler(rest)
 
     def _run(self, rest: str) -> None:
@@ -234,7 +232,9 @@ class GraphMagics(Magics):
             self._ns["_run"] = run
             print(f"run {run.thread} started; it is bound to _run — `await _run` gives the result")
             if stepping:
-                print("it pauses before every node: Continue / Step / Stop in the view, or _run.answer('continue') / _run.answer('step')")
+                print(
+                    "it pauses before every node: Continue / Step / Stop in the view, or _run.answer('continue') / _run.answer('step')"
+                )
         else:
             result = graph.invoke(data, thread=thread, stepping=stepping)
             self._ns["_result"] = result
@@ -327,11 +327,13 @@ class GraphMagics(Magics):
             from ._redefined import node_redefined
 
             for thread in node_redefined(name, fn, names):
-                print(f"node {name}: its new code is swapped into run {thread}, which waits (from the node's next call on)")
+                print(
+                    f"node {name}: its new code is swapped into run {thread}, which waits (from the node's next call on)"
+                )
 
     def _graphs_using(self, node: str, only: str | None) -> list[Graph]:
         found = []
-        for key, value in self._ns.items():
+        for value in self._ns.values():
             if isinstance(value, Graph) and node in value.nodes and (only is None or value.name == only):
                 found.append(value)
         return found

@@ -18,8 +18,21 @@ import pydantic
 from .errors import ResumeError
 
 __all__ = [
-    "Approval", "BREAK_ANSWERS", "BudgetFigures", "Pause", "Rerun", "answers_by_id", "bind", "read_answer",
-    "answered_here", "answered_in", "describe", "read_approval", "read_break", "read_budget", "read_input",
+    "Approval",
+    "BREAK_ANSWERS",
+    "BudgetFigures",
+    "Pause",
+    "Rerun",
+    "answers_by_id",
+    "bind",
+    "read_answer",
+    "answered_here",
+    "answered_in",
+    "describe",
+    "read_approval",
+    "read_break",
+    "read_budget",
+    "read_input",
 ]
 
 BREAK_ANSWERS = ("continue", "step", "stop")

@@ -9,8 +9,8 @@ new plan; a run keeps the plan it started with.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, replace
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple
 
 from .errors import NoEdgeMatched, RoutingError, did_you_mean
@@ -254,7 +254,9 @@ class Plan:
         if node is None:
             raise ValueError(f"graph {self.name!r} has no node {name!r} to replace{did_you_mean(name, self.nodes)}")
         if node.subplan is not None:
-            raise ValueError(f"node {name!r} of graph {self.name!r} runs a sub-graph, not a function: it cannot be swapped for one")
+            raise ValueError(
+                f"node {name!r} of graph {self.name!r} runs a sub-graph, not a function: it cannot be swapped for one"
+            )
         wants = takes_ctx(fn, f"node {name!r}")
         runs_async = is_async(fn)
         if node.timeout is not None and not runs_async:
@@ -262,7 +264,12 @@ class Plan:
         spec = node.spec._replace(fn=fn, takes_ctx=wants, is_async=runs_async)
         routing_ctx = getattr(getattr(node.route, "__self__", None), "takes_ctx", node.wants_ctx)
         swapped = replace(
-            node, fn=fn, takes_ctx=wants, is_async=runs_async, wants_ctx=wants or routing_ctx, spec=spec,
+            node,
+            fn=fn,
+            takes_ctx=wants,
+            is_async=runs_async,
+            wants_ctx=wants or routing_ctx,
+            spec=spec,
         )
         return replace(self, nodes={**self.nodes, name: swapped}, all_sync=self.all_sync and not runs_async)
 
@@ -290,8 +297,13 @@ class FirstMatch:
         self.source = source
         self.candidates = tuple(
             _Candidate(
-                e.target, e.when, e.when is not None and takes_ctx(e.when, f"condition of {source} -> {e.target}"),
-                e.label, hop(e), e.each, e.each is not None and takes_ctx(e.each, f"each= of {source} -> {e.target}"),
+                e.target,
+                e.when,
+                e.when is not None and takes_ctx(e.when, f"condition of {source} -> {e.target}"),
+                e.label,
+                hop(e),
+                e.each,
+                e.each is not None and takes_ctx(e.each, f"each= of {source} -> {e.target}"),
             )
             for e in edges
         )
@@ -392,7 +404,9 @@ class RoutedBy:
 
     def decide(self, view: Any, ctx: Any) -> RouteDecision:
         edge = self.route(view, ctx).edge
-        return RouteDecision(self.source, edge.target, edge.label, False, ((edge.target, edge.label or "router", edge.target),))
+        return RouteDecision(
+            self.source, edge.target, edge.label, False, ((edge.target, edge.label or "router", edge.target),)
+        )
 
 
 # -- calling conventions ---------------------------------------------------------------
@@ -419,4 +433,4 @@ def takes_ctx(fn: Callable[..., Any], what: str) -> bool:
 
 
 def is_async(fn: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)

@@ -104,7 +104,7 @@ class AppendLog(Sequence[Any]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (AppendLog, list, tuple)):
-            return len(other) == self._len and all(a == b for a, b in zip(self, other))
+            return len(other) == self._len and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]

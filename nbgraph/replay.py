@@ -19,10 +19,10 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ._timeline import Walk, record_key
 from .engine.calls import replay as fold_record
 from .engine.calls import shares_state
 from .history import FiredEdge, Step
-from ._timeline import Walk, record_key
 from .inspection import Inspection, inspect_step
 from .inspection._sources import _plan, _stored, _top, _values
 from .inspection._step import _inspect
@@ -75,8 +75,13 @@ class ReplayFrame(NamedTuple):
             "branch": self.branch,
             "visit": self.visit,
             "error": self.error,
-            "edge": None if edge is None else {
-                "source": edge.source, "target": edge.target, "targets": list(edge.targets), "label": edge.label,
+            "edge": None
+            if edge is None
+            else {
+                "source": edge.source,
+                "target": edge.target,
+                "targets": list(edge.targets),
+                "label": edge.label,
             },
             "visits": dict(self.visits),
             "fired": {f"{source}\u2192{target}": count for (source, target), count in self.fired.items()},
@@ -142,8 +147,14 @@ class Replay:
                 values = _values(store, run.plan, first)
         ending = run.result() if run.done else None
         return cls(
-            run.plan, run.history, values, thread=run.thread, origin=run, missing=missing,
-            outcome=ending.outcome if ending is not None else None, reason=ending.reason if ending is not None else None,
+            run.plan,
+            run.history,
+            values,
+            thread=run.thread,
+            origin=run,
+            missing=missing,
+            outcome=ending.outcome if ending is not None else None,
+            reason=ending.reason if ending is not None else None,
         )
 
     @classmethod
@@ -164,16 +175,24 @@ class Replay:
         plan = _plan(graph) if graph is not None else _loose(latest.graph)
         known = graph is not None
         if known and latest.graph != plan.name:
-            raise ValueError(f"thread {thread!r} holds a run of graph {latest.graph!r}, not {plan.name!r}; give that graph")
+            raise ValueError(
+                f"thread {thread!r} holds a run of graph {latest.graph!r}, not {plan.name!r}; give that graph"
+            )
         first = checkpointer.get(thread, 0)
         missing = [] if known else [_NO_GRAPH]
         if first is None:
             missing.append("the thread's first checkpoint is gone: frames start from an empty state")
         records = checkpointer.history(thread)
         return cls(
-            plan, records, _values(checkpointer, plan, first) if first is not None else {}, thread=thread,
-            outcome=None if latest.status == "running" else latest.status, reason=latest.reason,
-            missing=missing, origin=(checkpointer, thread), known=known,
+            plan,
+            records,
+            _values(checkpointer, plan, first) if first is not None else {},
+            thread=thread,
+            outcome=None if latest.status == "running" else latest.status,
+            reason=latest.reason,
+            missing=missing,
+            origin=(checkpointer, thread),
+            known=known,
         )
 
     @classmethod
@@ -207,8 +226,14 @@ class Replay:
         if not known:
             missing.append(_NO_GRAPH)
         return cls(
-            plan, records, _defaults(plan.schema), thread=info.get("thread"), outcome=info.get("outcome"),
-            reason=info.get("reason"), missing=missing, known=known,
+            plan,
+            records,
+            _defaults(plan.schema),
+            thread=info.get("thread"),
+            outcome=info.get("outcome"),
+            reason=info.get("reason"),
+            missing=missing,
+            known=known,
         )
 
     # -- reading it ------------------------------------------------------------------------
@@ -256,7 +281,7 @@ class Replay:
         if frame < 0:
             frame += len(self.frames)
         if frame == 0:
-            raise ValueError("frame 0 is the run's input: no node ran; inspect frames 1 to " f"{len(self.frames) - 1}")
+            raise ValueError(f"frame 0 is the run's input: no node ran; inspect frames 1 to {len(self.frames) - 1}")
         if not 0 < frame < len(self.frames):
             raise IndexError(f"the replay has frames 0 to {len(self.frames) - 1}, not {frame}")
         record = self.records[frame - 1]
@@ -308,8 +333,17 @@ class Replay:
                     key = (prefix + edge.source, prefix + target)
                     fired[key] = fired.get(key, 0) + 1
             yield ReplayFrame(
-                index, record.step, record.node, record.path, record.branch, record.visit, edge, record.error,
-                dict(visits), dict(fired), values,
+                index,
+                record.step,
+                record.node,
+                record.path,
+                record.branch,
+                record.visit,
+                edge,
+                record.error,
+                dict(visits),
+                dict(fired),
+                values,
             )
 
 
@@ -348,8 +382,16 @@ _NO_GRAPH = "no graph was given: updates fold as a dict state's would, and the i
 def _loose(name: str) -> Plan:
     """A plan with no nodes: a dict state's schema, for frames of a graph nobody gave."""
     return Plan(
-        name=name, schema=Schema(None), nodes={}, start=None, edges=(), routers={},  # type: ignore[arg-type]
-        max_steps=1, on_max_steps="return_last", max_same_node=1, all_sync=True,
+        name=name,
+        schema=Schema(None),
+        nodes={},
+        start=None,
+        edges=(),
+        routers={},  # type: ignore[arg-type]
+        max_steps=1,
+        on_max_steps="return_last",
+        max_same_node=1,
+        all_sync=True,
     )
 
 
@@ -371,7 +413,9 @@ def _read(source: str | os.PathLike[str]) -> str:
     if isinstance(source, os.PathLike) or ("\n" not in source and not source.lstrip().startswith("{")):
         path = os.fspath(source)
         if not os.path.exists(path):
-            raise FileNotFoundError(f"no NDJSON trace at {path!r} (give the trace's text, or the path of a file holding it)")
+            raise FileNotFoundError(
+                f"no NDJSON trace at {path!r} (give the trace's text, or the path of a file holding it)"
+            )
         # newline="": the text as written; parse_ndjson splits it at "\n" alone.
         with open(path, encoding="utf-8", newline="") as handle:
             return handle.read()
@@ -424,9 +468,17 @@ def _records_from_events(events: Sequence[Any]) -> tuple[list[Step], dict[str, A
             position, slot = opened.pop(where)
             enter = slot.enter
             slot.record = Step(
-                step=event.step, node=event.node, visit=enter.visit, started=0.0, duration=event.duration,
-                update=event.update, path=event.path or event.node, branch=event.branch, tokens=event.tokens,
-                cost=event.cost, events=tuple(slot.events),
+                step=event.step,
+                node=event.node,
+                visit=enter.visit,
+                started=0.0,
+                duration=event.duration,
+                update=event.update,
+                path=event.path or event.node,
+                branch=event.branch,
+                tokens=event.tokens,
+                cost=event.cost,
+                events=tuple(slot.events),
             )
             if slot.container:  # a sub-graph node's record comes after its steps'
                 slots[position] = None
@@ -435,7 +487,9 @@ def _records_from_events(events: Sequence[Any]) -> tuple[list[Step], dict[str, A
         elif kind == "route":
             slot = finished.get(where)
             if slot is not None and slot.record is not None and slot.record.step == event.step and event.path:
-                slot.record = slot.record._replace(edge=FiredEdge(event.source, event.target, event.label, event.unconditional))
+                slot.record = slot.record._replace(
+                    edge=FiredEdge(event.source, event.target, event.label, event.unconditional)
+                )
         elif kind in ("interrupt", "answer"):
             if where in opened:
                 opened[where][1].events.append(event)
@@ -474,7 +528,13 @@ def _failed(slot: _Open, error: Any) -> Step:
     enter = slot.enter
     events = tuple(e for e in slot.events if e is not error)
     return Step(
-        step=enter.step, node=enter.node, visit=enter.visit, started=0.0, duration=0.0, path=enter.path or enter.node,
-        branch=enter.branch, error=error.error if error is not None else "failed (the trace does not say why)",
+        step=enter.step,
+        node=enter.node,
+        visit=enter.visit,
+        started=0.0,
+        duration=0.0,
+        path=enter.path or enter.node,
+        branch=enter.branch,
+        error=error.error if error is not None else "failed (the trace does not say why)",
         events=events,
     )

@@ -90,14 +90,10 @@ class StateView(Mapping[str, Any]):
         try:
             return self._values[key]
         except KeyError:
-            raise AttributeError(
-                f"state has no field {key!r}{did_you_mean(key, self._values)}"
-            ) from None
+            raise AttributeError(f"state has no field {key!r}{did_you_mean(key, self._values)}") from None
 
     def __setattr__(self, key: str, value: Any) -> None:
-        raise TypeError(
-            f"state is read-only: return {{{key!r}: ...}} from the node instead of assigning"
-        )
+        raise TypeError(f"state is read-only: return {{{key!r}: ...}} from the node instead of assigning")
 
     def __setitem__(self, key: str, value: Any) -> None:
         self.__setattr__(key, value)
@@ -222,9 +218,7 @@ class Schema:
         if problems:
             raise GraphValidationError(where, [f"state {state.__name__}, {problem}" for problem in problems])
         frozen_config = {**state.model_config, "frozen": True}
-        self._view_cls = type(
-            state.__name__, (state,), {"model_config": frozen_config, "__module__": state.__module__}
-        )
+        self._view_cls = type(state.__name__, (state,), {"model_config": frozen_config, "__module__": state.__module__})
         self.view = self._frozen_view
 
     def _frozen_view(self, values: Mapping[str, Any]) -> pydantic.BaseModel:
@@ -311,7 +305,9 @@ class Schema:
                     try:
                         new[key] = reducer(current, value)
                     except Exception as exc:
-                        raise InvalidUpdate(_rejected(reducer, node, key, current, value, exc), node=node, field=key) from exc
+                        raise InvalidUpdate(
+                            _rejected(reducer, node, key, current, value, exc), node=node, field=key
+                        ) from exc
         except InvalidUpdate:
             close_coroutines(update.values())
             raise

@@ -62,8 +62,18 @@ class RedisProcess:
     def start(self) -> None:
         persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.appendonly else ["--appendonly", "no"]
         process = self.process = subprocess.Popen(
-            [self.binary, "--bind", "127.0.0.1", "--port", str(self.port), "--save", "", *persistence,
-             "--dir", str(self.directory)],
+            [
+                self.binary,
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--save",
+                "",
+                *persistence,
+                "--dir",
+                str(self.directory),
+            ],
             stdout=subprocess.PIPE,
             text=True,
         )

@@ -23,7 +23,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = 60.0
 
-_PARENT = '''
+_PARENT = """
 import json
 import os
 import sys
@@ -60,7 +60,7 @@ for line in sys.stdin:
         pids.append(pid)
     codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids]
     print(json.dumps({"codes": codes, "pids": pids}), flush=True)
-'''
+"""
 
 
 class Forker:
@@ -80,7 +80,12 @@ class Forker:
         with open(self._stderr, "wb") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, str(tmp_path / "parent.py"), str(tmp_path / "jobs.py")],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, cwd=REPO, env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+                cwd=REPO,
+                env=env,
             )
         self.pids: set[int] = set()
         """Every process a job ran in."""
@@ -88,11 +93,11 @@ class Forker:
     def run(self, *jobs: dict[str, Any]) -> list[dict[str, Any]]:
         """Run ``jobs`` at once, each in a process of its own; their results, in order."""
         outs = []
-        for job in jobs:
+        for _ in jobs:
             self._count += 1
             outs.append(str(self.tmp_path / f"job-{self._count}.json"))
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps([{**job, "out": out} for job, out in zip(jobs, outs)]) + "\n")
+        self.proc.stdin.write(json.dumps([{**job, "out": out} for job, out in zip(jobs, outs, strict=True)]) + "\n")
         self.proc.stdin.flush()
         ready, _, _ = select.select([self.proc.stdout], [], [], TIMEOUT)  # one line per batch: nothing is buffered
         assert ready, f"jobs still running after {TIMEOUT} s; stderr: {self._stderr.read_text()[-3000:]}"

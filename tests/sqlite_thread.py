@@ -37,10 +37,17 @@ def main(command: str, path: str, thread: str) -> None:
         return
     last = store.get(thread)
     assert last is not None, f"no thread {thread!r} in {path}"
-    print(json.dumps({
-        "step": last.step, "status": last.status, "state": dict(last.state),
-        "next": [frame.node for frame in last.frames], "steps": len(store.history(thread)),
-    }))
+    print(
+        json.dumps(
+            {
+                "step": last.step,
+                "status": last.status,
+                "state": dict(last.state),
+                "next": [frame.node for frame in last.frames],
+                "steps": len(store.history(thread)),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

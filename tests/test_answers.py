@@ -14,8 +14,9 @@ from typing import Annotated
 
 import pydantic
 import pytest
-
 from forked import Forker
+from redis_server import redis_server
+
 from nbgraph import (
     END,
     START,
@@ -29,7 +30,6 @@ from nbgraph import (
     merge,
 )
 from nbgraph.pauses import answers_by_id
-from redis_server import redis_server
 
 
 class Asked(pydantic.BaseModel):
@@ -227,7 +227,13 @@ def test_ten_processes_answering_five_pauses_each_answer_lands_on_its_own_pause(
             pauses = dict(started["pauses"])
             assert sorted(pauses.values()) == items
             answers = [
-                {**job, "command": "answer", "turns": str(tmp_path / f"turns-{round_}"), "pause": pid, "answer": f"{item}{k}"}
+                {
+                    **job,
+                    "command": "answer",
+                    "turns": str(tmp_path / f"turns-{round_}"),
+                    "pause": pid,
+                    "answer": f"{item}{k}",
+                }
                 for pid, item in pauses.items()
                 for k in (1, 2)
             ]

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pydantic
 import pytest
+from turns import wait_until, within
 
 from nbgraph import END, START, Batch, BatchRow, Budget, Graph, MemoryCheckpointer, Resume, compare
 from nbgraph.batch import Finished, Job, LocalExecutor, ProgressEvent, run_job
-
-from turns import wait_until, within
 
 REPO = Path(__file__).resolve().parents[1]
 # (pandas is imported inside the tests that want it: a child process imports this module without it.)
@@ -71,10 +70,14 @@ def test_the_synchronous_batch_honours_the_concurrency_too():
     assert {row.outcome for row in rows} == {"done"}
 
 
-@pytest.mark.parametrize("total, dimension", [(Budget(tokens=350), "tokens 400 >= 350"), (Budget(cost=0.035), "cost 0.04 >= 0.035")])
+@pytest.mark.parametrize(
+    "total, dimension", [(Budget(tokens=350), "tokens 400 >= 350"), (Budget(cost=0.035), "cost 0.04 >= 0.035")]
+)
 async def test_a_batch_budget_stops_new_runs_and_lets_running_ones_end(total, dimension):
     g = routed(tokens=100, cost=0.01)
-    rows = await within(g.abatch([{"n": i} for i in range(20)], concurrency=2, total=total, progress=False, table="rows"))
+    rows = await within(
+        g.abatch([{"n": i} for i in range(20)], concurrency=2, total=total, progress=False, table="rows")
+    )
     outcomes = [row.outcome for row in rows]
     ran = outcomes.count("done")
     # 4 runs reach the budget; a run already under way then (concurrency 2) still ends done.
@@ -88,7 +91,9 @@ async def test_a_batch_budget_stops_new_runs_and_lets_running_ones_end(total, di
 
 async def test_a_per_run_budget_aborts_that_run_only():
     g = routed(tokens=100)
-    rows = await within(g.abatch({"a": {"n": 1}, "b": {"n": 2}}, budget=Budget(tokens=50), progress=False, table="rows"))
+    rows = await within(
+        g.abatch({"a": {"n": 1}, "b": {"n": 2}}, budget=Budget(tokens=50), progress=False, table="rows")
+    )
     assert [row.outcome for row in rows] == ["aborted", "aborted"]
     assert "budget exceeded: tokens 100 >= 50" in rows[0].error
 
@@ -143,7 +148,9 @@ def test_without_pandas_the_table_is_plain_rows():
     assert lines[2].startswith("input 'y': input does not fit state Numbers: n:")
     asked = subprocess.run(
         [sys.executable, "-c", code.replace("progress=False)", "progress=False, table='pandas')")],
-        capture_output=True, text=True, cwd=REPO,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
     )
     assert asked.returncode != 0
     assert asked.stderr.strip().splitlines()[-1] == "ImportError: a DataFrame needs pandas: pip install pandas"
@@ -302,7 +309,11 @@ async def test_compare_two_versions_of_a_graph():
     after = routed(odd_when=lambda n: n % 3 == 0, fail_on={4}, cost=0.1)  # a routing cell edited, and a bug
     diff = await within(_acompare(before, after, [{"n": n} for n in range(5)]))
     assert [(d.input_id, d.changed) for d in diff] == [
-        (0, ("path",)), (1, ("path",)), (2, ()), (3, ()), (4, ("path", "outcome", "cost")),
+        (0, ("path",)),
+        (1, ("path",)),
+        (2, ()),
+        (3, ()),
+        (4, ("path", "outcome", "cost")),
     ]
     assert (diff[1].path_a, diff[1].path_b) == (("work", "odd"), ("work", "even"))
     assert (diff[4].outcome_a, diff[4].outcome_b, diff[4].cost_a, diff[4].cost_b) == ("done", "failed", 0.1, 0.0)
@@ -355,7 +366,9 @@ async def test_an_executor_that_fails_fails_that_input_only():
                 raise ConnectionError("worker gone")
             return await run_job(graph, job)
 
-    rows = await within(routed().abatch({"ok": {"n": 1}, "lost": {"n": 2}}, executor=Flaky(), progress=False, table="rows"))
+    rows = await within(
+        routed().abatch({"ok": {"n": 1}, "lost": {"n": 2}}, executor=Flaky(), progress=False, table="rows")
+    )
     assert rows[0].outcome == "done"
     assert rows[1].outcome == "failed"
     assert "executor" in rows[1].error and "ConnectionError: worker gone" in rows[1].error

@@ -17,12 +17,11 @@ from pathlib import Path
 import pydantic
 import pytest
 import ray
+from redis_server import redis_server
 
 from nbgraph import END, START, Graph, MemoryCheckpointer, RedisCheckpointer, SQLiteCheckpointer
 from nbgraph.batch import Batch
 from nbgraph.batch.ray import RayExecutor
-
-from redis_server import redis_server
 
 HERE = Path(__file__).resolve().parent
 POLL = 0.05
@@ -107,15 +106,29 @@ def counted(log: Path) -> Counter:
 def test_the_ray_path_gives_the_local_table_and_progress_as_rows_arrive(cluster, url, tmp_path):
     local_log, ray_log = tmp_path / "local.txt", tmp_path / "ray.txt"
     local = build(str(local_log)).batch(
-        INPUTS, checkpointer=RedisCheckpointer(url), batch="local", progress=False, table="rows",
+        INPUTS,
+        checkpointer=RedisCheckpointer(url),
+        batch="local",
+        progress=False,
+        table="rows",
     )
     ended = []
     rows = build(str(ray_log)).batch(
-        INPUTS, checkpointer=RedisCheckpointer(url), batch="on-ray", executor="ray", table="rows",
-        progress=lambda progress, event: ended.append((event.input_id, progress.ended)) if event.kind == "end" else None,
+        INPUTS,
+        checkpointer=RedisCheckpointer(url),
+        batch="on-ray",
+        executor="ray",
+        table="rows",
+        progress=lambda progress, event: (
+            ended.append((event.input_id, progress.ended)) if event.kind == "end" else None
+        ),
     )
     assert shape(rows) == shape(local)
-    assert {row.input_id: row.outcome for row in rows} == {**{n: "done" for n in range(8) if n != 3}, 3: "failed", "bad": "failed"}
+    assert {row.input_id: row.outcome for row in rows} == {
+        **{n: "done" for n in range(8) if n != 3},
+        3: "failed",
+        "bad": "failed",
+    }
     assert rows[5].path == ("first", "work", "big", "last") and rows[1].path == ("first", "work", "small", "last")
     assert "three is not allowed" in rows[3].error and rows[3].thread == "on-ray/3"
     assert rows[-1].thread is None and "input 'bad'" in rows[-1].error
@@ -132,18 +145,25 @@ async def test_a_worker_killed_mid_run_is_retried_and_each_input_continues_from_
     inputs = {n: {"n": n} for n in range(6)}
     executor = RayExecutor(actors=1, retries=2)
     batch = Batch(
-        build(str(ray_log), block=str(blocked)), inputs, checkpointer=RedisCheckpointer(url), batch="killed",
-        executor=executor, progress=False, table="rows",
+        build(str(ray_log), block=str(blocked)),
+        inputs,
+        checkpointer=RedisCheckpointer(url),
+        batch="killed",
+        executor=executor,
+        progress=False,
+        table="rows",
     )
     running = asyncio.ensure_future(batch.run())
     try:
         # Every input waits inside `work`, in the one worker, after its first step's checkpoint.
         for _ in range(POLLS):
-            if len(list(blocked.glob('[!.]*'))) == len(inputs):
+            if len(list(blocked.glob("[!.]*"))) == len(inputs):
                 break
             await asyncio.sleep(POLL)
-        pids = {marker.read_text() for marker in blocked.glob('[!.]*')}
-        assert len(pids) == 1, f"the inputs did not all reach the worker: {sorted(p.name for p in blocked.glob('[!.]*'))}"
+        pids = {marker.read_text() for marker in blocked.glob("[!.]*")}
+        assert len(pids) == 1, (
+            f"the inputs did not all reach the worker: {sorted(p.name for p in blocked.glob('[!.]*'))}"
+        )
         os.kill(int(pids.pop()), signal.SIGKILL)
         rows = await asyncio.wait_for(running, 120)
     finally:

@@ -20,10 +20,9 @@ from collections import Counter
 from pathlib import Path
 
 import pydantic
+from turns import wait_until, within
 
 from nbgraph import END, START, Batch, Graph, SQLiteCheckpointer
-
-from turns import wait_until, within
 
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = 30.0
@@ -94,7 +93,9 @@ class _Child:
         script.write_text(CHILD.format(tests=str(REPO / "tests"), repo=str(REPO)))
         self.process = subprocess.Popen(
             [sys.executable, str(script), str(tmp_path / "batch.db"), str(tmp_path / "log.txt"), blocked],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=tmp_path,
         )
         self._pending = b""
 
@@ -117,7 +118,7 @@ class _Child:
         assert self.process.wait(TIMEOUT) == 0
         self._close()
         assert line.startswith("rows "), line
-        return json.loads(line[len("rows "):])
+        return json.loads(line[len("rows ") :])
 
     def kill(self) -> None:
         self.process.send_signal(signal.SIGKILL)
@@ -192,7 +193,9 @@ def test_a_second_process_running_the_same_batch_at_once_gets_busy_rows_not_a_cr
     try:
         store = SQLiteCheckpointer(tmp_path / "batch.db")
         g = build(str(tmp_path / "log.txt"), set())
-        rows = g.batch({str(n): {"n": n} for n in range(5)}, checkpointer=store, batch="nightly", progress=False, table="rows")
+        rows = g.batch(
+            {str(n): {"n": n} for n in range(5)}, checkpointer=store, batch="nightly", progress=False, table="rows"
+        )
         assert [row.outcome for row in rows] == ["failed"] * 3 + ["done"] * 2
         assert rows[0].error.startswith("input '0': ") and "nightly/0" in rows[0].error
         assert rows[0].thread == "nightly/0"

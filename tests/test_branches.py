@@ -14,9 +14,9 @@ from typing import Annotated
 
 import pydantic
 import pytest
+from turns import wait_until
 
 from nbgraph import END, START, Budget, Graph, Resume, Send, SQLiteCheckpointer, append
-from turns import wait_until
 
 RUNS = 50
 
@@ -98,6 +98,7 @@ class TestDeterministicMerge:
                 await asyncio.sleep(delays[name])
                 finished.append(name)
                 return {"got": [name], "last": name}
+
             return fn
 
         g = Graph("fan", state=Bag)
@@ -141,7 +142,8 @@ class TestDeterministicMerge:
             assert result.state.got == [str(i) for i in items] and result.state.last == "7"
             # The map routes on once, after its last branch, into one run of "end".
             assert [(s.node, s.edge.target if s.edge else None) for s in result.history[-2:]] == [
-                ("work", "end"), ("end", END)
+                ("work", "end"),
+                ("end", END),
             ]
             scrambled += finished != items
         assert scrambled > RUNS // 2
@@ -168,6 +170,7 @@ class TestSettle:
 
     async def test_all_goes_on_when_the_last_or_every_branch_fails(self):
         for failing, got in (({3}, ["1", "2"]), ({1, 2, 3}, [])):
+
             async def work(item):
                 if item in failing:
                     raise ValueError(f"bad {item}")
@@ -258,7 +261,11 @@ class TestSettle:
         assert done.state.got == ["1", "2", "3", "4"]
         assert calls == [2, 3, 4]  # the branch that had finished was not run again
         assert [(s.step, s.branch) for s in store.history(result.thread)][-5:] == [
-            (2, "work[0]"), (3, "work[1]"), (4, "work[2]"), (5, "work[3]"), (6, None)
+            (2, "work[0]"),
+            (3, "work[1]"),
+            (4, "work[2]"),
+            (5, "work[3]"),
+            (6, None),
         ]
 
 
@@ -273,6 +280,7 @@ class TestFailFastNamesTheBranchThatRaised:
         def arm(name):
             async def node(state):
                 return await work(name)
+
             return node
 
         g = Graph(shape, state=Bag)
@@ -319,7 +327,9 @@ class TestFailFastNamesTheBranchThatRaised:
             assert "CancelledError" not in result.reason
             index = names.index(bad)
             if shape in ("map", "send"):
-                assert result.reason.startswith(f"branch 'work[{index}]' (node 'work', payload {bad!r}) failed at step ")
+                assert result.reason.startswith(
+                    f"branch 'work[{index}]' (node 'work', payload {bad!r}) failed at step "
+                )
             elif shape == "fan-out":
                 assert result.reason.startswith(f"branch {bad!r} (node {bad!r}) failed at step ")
             else:
@@ -347,7 +357,6 @@ class TestSettleAllListsEveryFailure:
 
 
 # -- 3. stopping a run while its branches wait --------------------------------------------------
-
 
 
 @pytest.mark.parametrize("finished", [0, 2])
@@ -445,6 +454,7 @@ async def test_a_join_waits_for_sources_of_different_lengths():
         async def fn(state):
             await gates[name].wait()
             return {"got": [name]}
+
         return fn
 
     g = Graph("join", state=Bag)
@@ -472,7 +482,11 @@ async def test_a_join_waits_for_sources_of_different_lengths():
         assert result.outcome == "done", result.reason
         assert merges == [["a", "b", "a2"]]
         assert [(s.node, s.branch) for s in result.history] == [
-            ("plan", None), ("a", "a"), ("b", "b"), ("a2", "a"), ("merge", None)
+            ("plan", None),
+            ("a", "a"),
+            ("b", "b"),
+            ("a2", "a"),
+            ("merge", None),
         ]
 
 
@@ -499,11 +513,18 @@ class TestSendValidation:
         cases = [
             ([Send("wrok", 1)], "node 'split' sent to 'wrok', which is not a node of the graph (did you mean 'work'?)"),
             ([Send("work", object())], "node 'split' sent 'work' a payload that cannot be stored as JSON"),
-            ([{"last": "x"}, Send("work", 1), {"last": "y"}],
-             "node 'split' returned two updates with its Send items; return one dict"),
-            ([Send("work", 1), "work"],
-             "node 'split' returned str 'work' among its Send items; return Send(node, payload) items"),
-            ([Send("split", 1)], "node 'split' sent to 'split', but it declares destinations=['work']; add 'split' there"),
+            (
+                [{"last": "x"}, Send("work", 1), {"last": "y"}],
+                "node 'split' returned two updates with its Send items; return one dict",
+            ),
+            (
+                [Send("work", 1), "work"],
+                "node 'split' returned str 'work' among its Send items; return Send(node, payload) items",
+            ),
+            (
+                [Send("split", 1)],
+                "node 'split' sent to 'split', but it declares destinations=['work']; add 'split' there",
+            ),
         ]
         for returned, message in cases:
             for is_async in (False, True):

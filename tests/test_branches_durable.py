@@ -15,7 +15,6 @@ import uuid
 from collections import Counter
 
 import pytest
-
 from forked import Forker
 from redis_server import redis_server
 
@@ -93,7 +92,11 @@ def store(request, tmp_path):
     """Where the children's store is: the same one for all of them."""
     if request.param == "sqlite":
         return {"kind": "sqlite", "where": str(tmp_path / "runs.db")}
-    return {"kind": "redis", "where": request.getfixturevalue("redis_url"), "prefix": f"branches-{uuid.uuid4().hex[:8]}"}
+    return {
+        "kind": "redis",
+        "where": request.getfixturevalue("redis_url"),
+        "prefix": f"branches-{uuid.uuid4().hex[:8]}",
+    }
 
 
 ITEMS = {2: ["a", "B", "c", "D"], 5: ["a", "B", "C", "d", "E", "F", "G"]}
@@ -123,7 +126,7 @@ def test_pauses_answered_from_other_processes_in_several_orders(tmp_path, store)
     with Forker(tmp_path, JOBS) as forker:
         first = forker.run(*(job(name, command="start", items=ITEMS[n]) for name, (n, _) in SCHEDULES.items()))
         pauses = {}
-        for name, result in zip(SCHEDULES, first):
+        for name, result in zip(SCHEDULES, first, strict=True):
             asking = [item for item in ITEMS[SCHEDULES[name][0]] if item.isupper()]
             assert result["outcome"] == "interrupted", result["reason"]
             assert [p["prompt"] for p in result["pauses"]] == [f"name for {item}?" for item in asking]
@@ -138,7 +141,7 @@ def test_pauses_answered_from_other_processes_in_several_orders(tmp_path, store)
                 name: {pauses[name][k]["id"]: answer(pauses[name][k]) for k in SCHEDULES[name][1][r]} for name in names
             }
             results = forker.run(*(job(name, command="resume", answers=answers[name]) for name in names))
-            for name, result in zip(names, results):
+            for name, result in zip(names, results, strict=True):
                 schedule = SCHEDULES[name][1]
                 answered = {k for given in schedule[: r + 1] for k in given}
                 before = {p["branch"] for k, p in enumerate(pauses[name]) if k not in answered - set(schedule[r])}

@@ -12,16 +12,14 @@ import itertools
 from typing import Annotated
 
 import pydantic
+from turns import wait_until, within
 
 from nbgraph import END, START, BranchState, Graph, Resume, SQLiteCheckpointer, append
-from turns import wait_until, within
 
 
 class Names(pydantic.BaseModel):
     got: Annotated[list[str], append] = []
     last: str = ""
-
-
 
 
 def asking(items, finished: list, calls: list | None = None) -> Graph:
@@ -68,7 +66,9 @@ class TestEveryOrder:
             assert result.outcome == "done", result.reason
             assert result.state.got == expected and result.state.last == items[-1]
             assert [(s.step, s.branch) for s in result.history] == [
-                (1, None), *((2 + i, f"ask[{i}]") for i in range(len(items))), (2 + len(items), None)
+                (1, None),
+                *((2 + i, f"ask[{i}]") for i in range(len(items))),
+                (2 + len(items), None),
             ]
         return len(orders)
 
@@ -91,6 +91,7 @@ def mixed(calls: list) -> Graph:
             calls.append(name)
             answer = await ctx.request_input(f"{name}?")
             return {"got": [f"{name}={answer}"]}
+
         return fn
 
     g = Graph("mixed", state=Names)
@@ -115,7 +116,9 @@ class TestMixedPauses:
             await wait_until(lambda: len(run.pauses) == 3)
             pauses = sorted(run.pauses, key=lambda p: p.branch)
             assert [(p.kind, p.branch, p.path) for p in pauses] == [
-                ("input", "ask1", "ask1"), ("input", "ask2", "ask2"), ("approval", "draft", "draft")
+                ("input", "ask1", "ask1"),
+                ("input", "ask2", "ask2"),
+                ("approval", "draft", "draft"),
             ]
             answers = ["one", "two", {"approved": True, "update": {"got": ["edit"]}}]
             for k in order:
@@ -148,7 +151,9 @@ class TestMixedPauses:
         first = await g.ainvoke({}, checkpointer=store)
         assert first.outcome == "interrupted"
         assert sorted((p.kind, p.node) for p in first.pauses) == [
-            ("approval", "draft"), ("input", "ask1"), ("input", "ask2")
+            ("approval", "draft"),
+            ("input", "ask1"),
+            ("input", "ask2"),
         ]
         assert sorted(calls) == ["ask1", "ask2", "draft"]
         by_node = {p.node: p for p in first.pauses}
@@ -198,7 +203,9 @@ async def test_running_and_branch_statuses_during_a_bounded_map():
 
     assert [await within(entered.get()), await within(entered.get())] == [1, 2]
     assert run.running == ("work", "work")
-    assert run.branches == [BranchState("work", "work", f"work[{i}]", "running" if i < 2 else "waiting") for i in range(5)]
+    assert run.branches == [
+        BranchState("work", "work", f"work[{i}]", "running" if i < 2 else "waiting") for i in range(5)
+    ]
     gates[1].set()
     assert await within(entered.get()) == 3
     assert statuses() == ["done", "running", "running", "waiting", "waiting"]

@@ -37,8 +37,6 @@ from forked import Forker  # noqa: E402
 from turns import wait_until, within  # noqa: E402
 
 
-
-
 def chain(ran: list[str] | None = None) -> Graph:
     """a -> b -> c -> d, each noting that it ran."""
     ran = ran if ran is not None else []
@@ -70,6 +68,7 @@ def nested(ran: list[str]) -> Graph:
         def fn(state):
             ran.append(name)
             return update
+
         return fn
 
     inner = Graph("inner")
@@ -127,10 +126,13 @@ class TestDeclaring:
 
     def test_a_path_names_a_node_inside_a_sub_graph(self):
         g = nested([]).breakpoints(before=["research/serch"])
-        with pytest.raises(GraphValidationError, match=(
-            r"breakpoint before 'research/serch': in sub-graph 'research' \(graph 'inner'\): "
-            r"no node 'serch' \(did you mean 'search'\?\)"
-        )):
+        with pytest.raises(
+            GraphValidationError,
+            match=(
+                r"breakpoint before 'research/serch': in sub-graph 'research' \(graph 'inner'\): "
+                r"no node 'serch' \(did you mean 'search'\?\)"
+            ),
+        ):
             g.compile()
         g.breakpoints(before=["research/search"], after=["research"])
         assert g.compile().breakpoints == (frozenset({"research/search"}), frozenset({"research"}))
@@ -159,7 +161,11 @@ class TestDeclaring:
         inner.breakpoints(after=["write"])  # the outer plan is stale now
         assert outer.compile().breakpoints == (frozenset(), frozenset({"research/write"}))
         paused = outer.invoke({})
-        assert (paused.outcome, paused.pauses[0].path, paused.pauses[0].at) == ("interrupted", "research/write", "after")
+        assert (paused.outcome, paused.pauses[0].path, paused.pauses[0].at) == (
+            "interrupted",
+            "research/write",
+            "after",
+        )
 
 
 class TestDurable:
@@ -171,7 +177,9 @@ class TestDurable:
         assert paused.outcome == "interrupted" and ran == ["a"]
         assert (pause.kind, pause.at, pause.node, pause.path, pause.step) == ("breakpoint", "before", "b", "b", 2)
         assert pause.options == ("continue", "step", "stop")
-        assert paused.reason.startswith("paused at the breakpoint before 'b' — answer with g.invoke(Resume(result, 'continue'))")
+        assert paused.reason.startswith(
+            "paused at the breakpoint before 'b' — answer with g.invoke(Resume(result, 'continue'))"
+        )
         assert paused.state == {"n": 2}
         done = g.invoke(Resume(paused, "continue"))
         assert done.outcome == "done", done.reason
@@ -201,7 +209,12 @@ class TestDurable:
         g = chain(ran).breakpoints(before=["b"], after=["c"])
         paused = g.invoke({"n": 1})
         again = g.invoke(Resume(paused.thread))  # a breakpoint asks no question: as 'continue'
-        assert (again.outcome, again.pauses[0].at, again.pauses[0].path, ran) == ("interrupted", "after", "c", ["a", "b", "c"])
+        assert (again.outcome, again.pauses[0].at, again.pauses[0].path, ran) == (
+            "interrupted",
+            "after",
+            "c",
+            ["a", "b", "c"],
+        )
         assert g.invoke(Resume(again.thread)).outcome == "done" and ran == ["a", "b", "c", "d"]
 
     def test_a_resume_without_an_answer_goes_on_from_breakpoints_in_every_branch(self):
@@ -240,7 +253,9 @@ class TestDurable:
         stopped = g.invoke(Resume(paused, "stop"), checkpointer=store)
         assert (stopped.outcome, stopped.reason) == ("aborted", "stopped at the breakpoint before 'b' (step 2)")
         assert stopped.pauses == () and ran == ["a"] and stopped.state == {"n": 2}
-        again = g.invoke(Resume(stopped.thread), checkpointer=store)  # b still has its breakpoint: it pauses there again
+        again = g.invoke(
+            Resume(stopped.thread), checkpointer=store
+        )  # b still has its breakpoint: it pauses there again
         assert again.pauses[0].path == "b" and again.pauses[0].id != paused.pauses[0].id
         after_c = g.invoke(Resume(again, "continue"), checkpointer=store)
         assert (after_c.pauses[0].at, after_c.pauses[0].path) == ("after", "c")
@@ -261,13 +276,24 @@ class TestDurable:
         events = list(parse_ndjson(result.to_ndjson()))
         seen = [
             (e.type, getattr(e, "node", None) or (e.pause.path if e.type == "interrupt" else e.__dict__.get("answer")))
-            for e in events if e.type in ("node-enter", "node-exit", "interrupt", "answer")
+            for e in events
+            if e.type in ("node-enter", "node-exit", "interrupt", "answer")
         ]
         assert seen == [
-            ("node-enter", "a"), ("node-exit", "a"),
-            ("interrupt", "b"), ("answer", "continue"), ("node-enter", "b"), ("node-exit", "b"),
-            ("node-enter", "c"), ("node-exit", "c"), ("interrupt", "c"), ("answer", "step"),
-            ("interrupt", "d"), ("answer", "continue"), ("node-enter", "d"), ("node-exit", "d"),
+            ("node-enter", "a"),
+            ("node-exit", "a"),
+            ("interrupt", "b"),
+            ("answer", "continue"),
+            ("node-enter", "b"),
+            ("node-exit", "b"),
+            ("node-enter", "c"),
+            ("node-exit", "c"),
+            ("interrupt", "c"),
+            ("answer", "step"),
+            ("interrupt", "d"),
+            ("answer", "continue"),
+            ("node-enter", "d"),
+            ("node-exit", "d"),
         ]
         assert [e.pause.at for e in events if e.type == "interrupt"] == ["before", "after", "before"]
 
@@ -278,7 +304,11 @@ class TestSubGraphs:
         g = nested(ran).breakpoints(before=["research/write"], after=["research/search"])
         store = MemoryCheckpointer()
         first = g.invoke({}, checkpointer=store)
-        assert (first.pauses[0].at, first.pauses[0].path, first.pauses[0].update) == ("after", "research/search", {"found": "x"})
+        assert (first.pauses[0].at, first.pauses[0].path, first.pauses[0].update) == (
+            "after",
+            "research/search",
+            {"found": "x"},
+        )
         second = g.invoke(Resume(first, "continue"), checkpointer=store)
         assert (second.pauses[0].at, second.pauses[0].path) == ("before", "research/write")
         assert ran == ["a", "research/search"]
@@ -312,12 +342,14 @@ class TestSubGraphs:
         pause = await within(run.next_pause())
         run.answer("stop", pause=pause.id)
         stopped = await within(run)
-        assert stopped.outcome == "aborted" and stopped.reason == "stopped at the breakpoint after 'research/search' (step 1)"
+        assert (
+            stopped.outcome == "aborted"
+            and stopped.reason == "stopped at the breakpoint after 'research/search' (step 1)"
+        )
         g.breakpoints()  # this graph sets its own (none): the resume does not stop again
         done = g.invoke(Resume(stopped), checkpointer=store)
         assert done.outcome == "done", done.reason
         assert ran == ["a", "research/search", "research/write", "b"]
-
 
     @pytest.mark.parametrize("live", [True, False])
     async def test_stop_after_a_sub_graphs_last_node_does_not_run_it_again(self, live):
@@ -357,13 +389,13 @@ class TestSubGraphs:
         run.answer("stop", pause=first.id)
         stopped = await within(run)
         assert (stopped.outcome, stopped.reason) == (
-            "aborted", "stopped at the breakpoint after 'research/search' in branch 'research[0]' (step 1)"
+            "aborted",
+            "stopped at the breakpoint after 'research/search' in branch 'research[0]' (step 1)",
         )
         done = g.breakpoints().invoke(Resume(stopped), checkpointer=store)
         assert done.outcome == "done", done.reason
         assert done.state.grades == ["X", "Y"]
         assert ran.count("search x") == 1  # the stopped branch went on where it stopped
-
 
     @pytest.mark.parametrize("shape", ["sub-graph in a sub-graph", "map in a sub-graph"])
     async def test_stop_deep_inside_a_branch_ends_the_run_aborted(self, shape):
@@ -420,7 +452,11 @@ class TestLive:
         run.answer("continue")
         result = await within(run)
         assert result.outcome == "done" and ran == ["a", "b", "c", "d"]
-        breaks = [(e.type, e.pause.path if e.type == "interrupt" else e.answer) for e in seen if e.type in ("interrupt", "answer")]
+        breaks = [
+            (e.type, e.pause.path if e.type == "interrupt" else e.answer)
+            for e in seen
+            if e.type in ("interrupt", "answer")
+        ]
         assert breaks == [("interrupt", "b"), ("answer", "continue"), ("interrupt", "d"), ("answer", "continue")]
         with pytest.raises(NoPendingRequest, match=r"waits for no answer \(it has finished\)"):
             run.answer("continue")
@@ -465,7 +501,11 @@ class TestLive:
             pause = await within(run.next_pause())
             await wait_until(lambda: view.pending and view.pending[0]["id"] == pause.id)
             shown = view.pending[0]
-            assert (shown["kind"], shown["at"], shown["options"]) == ("breakpoint", "before", ["continue", "step", "stop"])
+            assert (shown["kind"], shown["at"], shown["options"]) == (
+                "breakpoint",
+                "before",
+                ["continue", "step", "stop"],
+            )
             assert view.handle({"type": "answer", "pause_id": pause.id, "value": answer})
         result = await within(run)
         assert result.outcome == "done" and ran == ["a", "b", "c", "d"]
@@ -487,7 +527,6 @@ class TestLive:
         run.answer("continue")
         result = await within(run)
         assert result.outcome == "done" and sorted(ran) == ["x", "y", "z"]
-
 
     async def test_step_mode_pauses_every_branch_and_one_step_answers_them_all(self):
         ran: list[str] = []
@@ -528,7 +567,10 @@ class TestBranchesDurable:
         assert [p.update for p in pauses] == [{"grades": ["x:ok"]}, {"grades": ["y:ok"]}]
         run.answer("stop", pause=pauses[0].id)
         stopped = await within(run)
-        assert stopped.outcome == "aborted" and stopped.reason == "stopped at the breakpoint after 'grade' in branch 'grade[0]' (step 2)"
+        assert (
+            stopped.outcome == "aborted"
+            and stopped.reason == "stopped at the breakpoint after 'grade' in branch 'grade[0]' (step 2)"
+        )
         g.breakpoints()
         done = await g.ainvoke(Resume(stopped), checkpointer=store)
         assert done.outcome == "done", done.reason
@@ -581,14 +623,18 @@ def test_breakpoints_and_step_mode_persist_with_the_thread_across_processes(tmp_
         assert first == {"outcome": "interrupted", "path": "a", "pause": ["before", "b"]}
         # Fresh graph objects without breakpoints: the thread's apply.
         assert run(command="resume", thread="t1", answer="continue") == {
-            "outcome": "interrupted", "path": "abc", "pause": ["after", "c"]
+            "outcome": "interrupted",
+            "path": "abc",
+            "pause": ["after", "c"],
         }
         assert run(command="resume", thread="t1", answer="continue")["outcome"] == "done"
 
         # A graph that sets its own (here: none) replaces them.
         run(command="start", thread="t2", breakpoints={"before": ["b", "d"]})
         assert run(command="resume", thread="t2", answer="continue", breakpoints={}) == {
-            "outcome": "done", "path": "abcd", "pause": None
+            "outcome": "done",
+            "path": "abcd",
+            "pause": None,
         }
 
         # Step mode is kept too: each process pauses before the next node.

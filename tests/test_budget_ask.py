@@ -6,8 +6,18 @@ import pytest
 from turns import within
 
 from nbgraph import (
-    END, START, Budget, Graph, MemoryCheckpointer, MessagesState, Resume, ResumeError, ScriptedModel, SQLiteCheckpointer,
-    llm_node, tool,
+    END,
+    START,
+    Budget,
+    Graph,
+    MemoryCheckpointer,
+    MessagesState,
+    Resume,
+    ResumeError,
+    ScriptedModel,
+    SQLiteCheckpointer,
+    llm_node,
+    tool,
 )
 from nbgraph.llm.model import Reply
 
@@ -52,7 +62,9 @@ def test_raising_it_goes_on_with_nothing_run_twice_and_the_raise_is_kept_by_the_
     g = spender(calls)
     store = MemoryCheckpointer()
     first = g.invoke({}, checkpointer=store, budget=Budget(tokens=450, ask=True))
-    second = g.invoke(Resume(first, {"tokens": 800}), checkpointer=store)  # no budget passed: the thread's raised one holds
+    second = g.invoke(
+        Resume(first, {"tokens": 800}), checkpointer=store
+    )  # no budget passed: the thread's raised one holds
     assert second.outcome == "interrupted" and second.pauses[0].budget.limits == {"tokens": 800}
     assert second.pauses[0].prompt == "budget about to be exceeded: tokens 800 of 800 used, the next step may take 100"
     done = g.invoke(Resume(second, Budget(tokens=5000)), checkpointer=store)
@@ -67,7 +79,9 @@ def test_bad_raises_and_a_missing_answer_are_refused_naming_the_limit():
         g.invoke(Resume(paused, {"tokens": 300}))
     with pytest.raises(ResumeError, match="raises turns, tokens, cost; not 'seconds'"):
         g.invoke(Resume(paused, {"seconds": 10}))
-    with pytest.raises(ResumeError, match=r"pass the raised limits, answer=\{'tokens': \.\.\.\} \(suggested: \{'tokens': 900\}\)"):
+    with pytest.raises(
+        ResumeError, match=r"pass the raised limits, answer=\{'tokens': \.\.\.\} \(suggested: \{'tokens': 900\}\)"
+    ):
         g.invoke(Resume(paused))
     assert g.invoke(Resume(paused, {"tokens": 2000})).outcome == "done"  # nothing was spent by the refusals
 
@@ -76,7 +90,9 @@ def test_stop_ends_the_run_aborted_with_the_figures():
     g = spender([])
     stopped = g.invoke(Resume(g.invoke({}, budget=Budget(cost=0.045, ask=True)), "stop"))
     assert stopped.outcome == "aborted"
-    assert "stopped at the budget pause before 'work'" in stopped.reason and "cost 0.0400 of 0.0450 used" in stopped.reason
+    assert (
+        "stopped at the budget pause before 'work'" in stopped.reason and "cost 0.0400 of 0.0450 used" in stopped.reason
+    )
 
 
 async def test_a_live_run_waits_for_the_raise_and_goes_on():
@@ -103,7 +119,11 @@ def test_an_llm_call_that_finds_the_budget_used_up_pauses_inside_its_node_and_sa
         return f"{word}: a greeting"
 
     def script(messages):  # the same conversation gets the same reply, as from a real model
-        return Reply(text="It is a greeting.") if messages[-1].role == "tool" else Reply(tool_calls=[("look", {"word": "hi"})])
+        return (
+            Reply(text="It is a greeting.")
+            if messages[-1].role == "tool"
+            else Reply(tool_calls=[("look", {"word": "hi"})])
+        )
 
     model = ScriptedModel(script)
     g = Graph("chat", state=MessagesState, model=model)
@@ -112,7 +132,9 @@ def test_an_llm_call_that_finds_the_budget_used_up_pauses_inside_its_node_and_sa
     g.add_edge("answer", END)
     store = SQLiteCheckpointer(tmp_path / "runs.db")
     # The tool round's second model call finds the one turn used.
-    paused = g.invoke({"messages": [{"role": "user", "content": "hi?"}]}, checkpointer=store, budget=Budget(turns=1, ask=True))
+    paused = g.invoke(
+        {"messages": [{"role": "user", "content": "hi?"}]}, checkpointer=store, budget=Budget(turns=1, ask=True)
+    )
     pause = paused.pauses[0]
     assert (pause.kind, pause.node, pause.budget.over) == ("budget", "answer", ("turns",))
     assert (pause.reruns.model_calls, pause.reruns.tool_calls) == (1, ("look",))

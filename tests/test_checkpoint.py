@@ -108,7 +108,9 @@ class TestSQLite:
         assert [s["node"] for s in last["steps"]] == ["b"] and last["steps"][0]["edge"]["target"] == END
         # Step 2 stored what it changed: n set, one note appended; not the notes before it.
         assert json.loads(rows[2][2]) == [{"set": {"n": 11}, "extend": {"notes": [{"id": "b", "text": "from b"}]}}]
-        snapshots = db.execute("SELECT step, state FROM nbgraph_snapshots WHERE thread = ?", (result.thread,)).fetchall()
+        snapshots = db.execute(
+            "SELECT step, state FROM nbgraph_snapshots WHERE thread = ?", (result.thread,)
+        ).fetchall()
         assert [(step, json.loads(state)) for step, state in snapshots] == [(0, {"n": 0, "notes": []})]
         rebuilt = SQLiteCheckpointer(path).get(result.thread)
         assert rebuilt.state == {"n": 11, "notes": [{"id": "a", "text": "from a"}, {"id": "b", "text": "from b"}]}
@@ -184,7 +186,6 @@ class TestSQLite:
         assert outcome == "interrupted"
         outcome, resumed_thread, booked = run("resume", thread, "Lisbon")
         assert (outcome, resumed_thread, booked.strip()) == ("done", thread, "hotel in Lisbon")
-
 
     def test_processes_opening_one_new_file_at_once_all_get_it(self, tmp_path):
         # Switching a new file to WAL needs it to itself, and SQLite says "locked" at once
@@ -288,7 +289,9 @@ class TestCancel:
         gate.set()
         assert (await first).outcome == "done"
         # One run per thread: a new run on it must say it replaces the old one.
-        with pytest.raises(ThreadExists, match=r"thread 'shared' already holds a run of graph 'busy' \(done at step 1\)"):
+        with pytest.raises(
+            ThreadExists, match=r"thread 'shared' already holds a run of graph 'busy' \(done at step 1\)"
+        ):
             g.start({}, thread="shared", checkpointer=store, display=False)
         again = g.start({}, thread="shared", checkpointer=store, display=False, overwrite=True)
         assert (await again).outcome == "done" and [s.step for s in store.history("shared")] == [1]
@@ -522,7 +525,9 @@ def test_a_resume_keeps_the_same_node_streak():
     paused = build(asks=True).invoke({"n": 0}, checkpointer=store)
     assert paused.outcome == "interrupted" and paused.state["n"] == 2
     resumed = build(asks=True).invoke(Resume(paused, "yes"), checkpointer=store)
-    assert (resumed.outcome, resumed.reason) == (straight.outcome, straight.reason) == (
-        "aborted", "node 'a' ran 4 times in a row (max_same_node=4)"
+    assert (
+        (resumed.outcome, resumed.reason)
+        == (straight.outcome, straight.reason)
+        == ("aborted", "node 'a' ran 4 times in a row (max_same_node=4)")
     )
     assert resumed.state["n"] == straight.state["n"]

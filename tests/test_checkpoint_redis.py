@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from redis_server import free_port, redis_server
 
 from nbgraph import END, START, CheckpointError, Graph, LeaseLost, RedisCheckpointer, Resume, ThreadBusy
-
-from redis_server import free_port, redis_server
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +68,10 @@ def test_a_lease_is_redis_pys_lock_and_says_who_holds_it(store, redis_url):
     held = json.loads(store._redis.get("test:{t}:lock"))  # the lock's value is the lease: who, since when
     assert (held["token"], held["run"], held["pid"]) == (lease.token, "run-a", lease.pid)
     assert 0 < store._redis.pttl("test:{t}:lock") <= store.lease_ttl * 1000
-    with pytest.raises(ThreadBusy, match=r"thread 't' is being run by run 'run-a' in process \d+ on host .*Redis store redis://127.0.0.1:\d+/0") as info:
+    with pytest.raises(
+        ThreadBusy,
+        match=r"thread 't' is being run by run 'run-a' in process \d+ on host .*Redis store redis://127.0.0.1:\d+/0",
+    ) as info:
         other.acquire("t")
     assert info.value.holder.token == lease.token
     renewed = store.renew(lease)
@@ -114,5 +116,8 @@ def test_repr_hides_credentials(redis_url):
 def test_unreachable_server_is_a_checkpoint_error_naming_it():
     port = free_port()
     store = RedisCheckpointer(f"redis://127.0.0.1:{port}/0")
-    with pytest.raises(CheckpointError, match=rf"Redis store redis://127.0.0.1:{port}/0: could not read \(thread 't'\): ConnectionError"):
+    with pytest.raises(
+        CheckpointError,
+        match=rf"Redis store redis://127.0.0.1:{port}/0: could not read \(thread 't'\): ConnectionError",
+    ):
         store.get("t")

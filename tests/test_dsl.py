@@ -91,13 +91,15 @@ publish -> END
         assert g.invoke({}).path == ["review", "rewrite", "review", "publish"]
 
     def test_comments_and_blank_lines(self):
-        g = parse(
-            "# a comment line\n\n   START -> research   # trailing\n\nresearch -> END\n", NS, "c"
-        )
+        g = parse("# a comment line\n\n   START -> research   # trailing\n\nresearch -> END\n", NS, "c")
         assert len(g.edges) == 2
 
     def test_hash_inside_a_condition_string_is_not_a_comment(self):
-        g = parse('START -> research\nresearch -> END if state.q != "#"  # real comment\nresearch -> analyze\nanalyze -> END', NS, "h")
+        g = parse(
+            'START -> research\nresearch -> END if state.q != "#"  # real comment\nresearch -> analyze\nanalyze -> END',
+            NS,
+            "h",
+        )
         assert next(e for e in g.edges if e.source == "research").label == 'state.q != "#"'
         assert g.invoke({"q": "x"}).path == ["research"]
 
@@ -118,9 +120,7 @@ publish -> END
         assert fn(SimpleNamespace(n=2)) is True and fn(SimpleNamespace(n=1)) is False
 
     def test_node_options(self):
-        g = parse(
-            "START -> review [approval, on_deny=rewrite, no_feedback]\nreview -> END\nrewrite -> END", NS, "opts"
-        )
+        g = parse("START -> review [approval, on_deny=rewrite, no_feedback]\nreview -> END\nrewrite -> END", NS, "opts")
         spec = g.nodes["review"]
         assert (spec.approval, spec.on_deny, spec.feedback) == (True, "rewrite", False)
 
@@ -270,7 +270,9 @@ class TestErrors:
         assert "'|' lists router targets" in error_of("START -> review -> publish | END").message
 
     def test_two_routers_for_one_node(self):
-        error = error_of("START -> review\nreview -> END | publish via route_review\nreview -> END | rewrite via route_review")
+        error = error_of(
+            "START -> review\nreview -> END | publish via route_review\nreview -> END | rewrite via route_review"
+        )
         assert error.message == "node 'review' already has a router (line 2)"
 
     def test_unknown_option(self):
@@ -398,7 +400,10 @@ class TestFanOutAndJoin:
     def test_a_join_may_carry_a_condition(self):
         g = parse("START -> a & b\na & b -> merge if state.ok\na -> END\nb -> END\nmerge -> END", PNS, "p")
         joined = [e for e in g.edges if e.target == "merge"]
-        assert [(e.source, e.join, e.label) for e in joined] == [("a", ("a", "b"), "state.ok"), ("b", ("a", "b"), "state.ok")]
+        assert [(e.source, e.join, e.label) for e in joined] == [
+            ("a", ("a", "b"), "state.ok"),
+            ("b", ("a", "b"), "state.ok"),
+        ]
 
     def test_options_inside_a_group(self):
         g = parse("START -> plan -> a [approval] & b\na & b -> merge -> END", PNS, "p")
@@ -410,20 +415,29 @@ class TestMap:
         g = parse("START -> plan\nplan -> worker for item in state.items\nworker -> END", PNS, "m")
         edge = g.edges[1]
         assert (edge.source, edge.target, edge.label, edge.when, edge.fanout) == (
-            "plan", "worker", "for item in state.items", None, ()
+            "plan",
+            "worker",
+            "for item in state.items",
+            None,
+            (),
         )
         assert edge.each(SimpleNamespace(items=[1, 2])) == [1, 2]
         assert edge.each.__code__.co_argcount == 1  # state only: the cheaper form
 
     def test_map_items_may_read_ctx_and_namespace_helpers(self):
-        g = parse("START -> plan\nplan -> worker for n in chunks(state, ctx.visit)\nworker -> END",
-                  {**PNS, "chunks": lambda s, k: [k] * 2}, "m")
+        g = parse(
+            "START -> plan\nplan -> worker for n in chunks(state, ctx.visit)\nworker -> END",
+            {**PNS, "chunks": lambda s, k: [k] * 2},
+            "m",
+        )
         each = g.edges[1].each
         assert each.__code__.co_argcount == 2
         assert each(None, SimpleNamespace(visit=3)) == [3, 3]
 
     def test_map_then_a_condition_on_the_edge(self):
-        g = parse("START -> plan\nplan -> worker for t in state.tasks if state.go\nplan -> END\nworker -> END", PNS, "m")
+        g = parse(
+            "START -> plan\nplan -> worker for t in state.tasks if state.go\nplan -> END\nworker -> END", PNS, "m"
+        )
         edge = g.edges[1]
         assert edge.label == "for t in state.tasks if state.go"
         assert edge.each(SimpleNamespace(tasks="xy")) == "xy"
@@ -433,7 +447,8 @@ class TestMap:
         g = parse(
             'START -> plan\nplan -> worker for t in (state.a if state.c else state["if"]) if state.go\n'
             "plan -> END\nworker -> END",
-            PNS, "m",
+            PNS,
+            "m",
         )
         edge = g.edges[1]
         assert edge.each(SimpleNamespace(a=[1], c=True)) == [1]
@@ -443,7 +458,9 @@ class TestMap:
     def test_a_join_may_map(self):
         g = parse("START -> a & b\na & b -> worker for t in state.xs\nworker -> END", PNS, "m")
         assert [(e.source, e.join, e.label) for e in g.edges[1:]] == [
-            ("a", ("a", "b"), "for t in state.xs"), ("b", ("a", "b"), "for t in state.xs"), ("worker", (), None)
+            ("a", ("a", "b"), "for t in state.xs"),
+            ("b", ("a", "b"), "for t in state.xs"),
+            ("worker", (), None),
         ]
 
     def test_words_that_are_keywords_only_in_place_still_name_nodes(self):
@@ -485,13 +502,18 @@ class TestNewErrors:
             "START -> plan\nplan -> a & b -> c & merge",
             "'a & b -> c & merge' is ambiguous: a join leads into one node and a fan-out leaves one; join into a "
             "node first (a & b -> merge -> c & merge) or write each edge on its own line",
-            2, 15,
+            2,
+            15,
         )
         assert str(error).splitlines()[2] == "                  ^"
 
     def test_a_node_line_names_one_node(self):
-        self.check("START -> a -> END\na & b", "'&' belongs in an edge: a -> b & c fans out, a & b -> c joins; "
-                   "a line without '->' names one node", 2, 3)
+        self.check(
+            "START -> a -> END\na & b",
+            "'&' belongs in an edge: a -> b & c fans out, a & b -> c joins; a line without '->' names one node",
+            2,
+            3,
+        )
 
     def test_a_node_listed_twice(self):
         self.check("START -> plan -> a & b & a", "node 'a' appears twice in 'a & b & a'", 1, 26)
@@ -500,49 +522,90 @@ class TestNewErrors:
         self.check("START & a -> b", "START cannot be part of a join; START -> a & b fans out from it", 1, 1)
 
     def test_end_cannot_fan_out(self):
-        self.check("START -> a & b\na -> END & b", "END cannot be part of a fan-out; end each branch on its own line (a -> END)", 2, 6)
+        self.check(
+            "START -> a & b\na -> END & b",
+            "END cannot be part of a fan-out; end each branch on its own line (a -> END)",
+            2,
+            6,
+        )
 
     def test_a_join_into_end(self):
-        self.check("START -> a & b -> END",
-                   "a join leads into a node, and END is not one; end each branch on its own line (a -> END)", 1, 19)
+        self.check(
+            "START -> a & b -> END",
+            "a join leads into a node, and END is not one; end each branch on its own line (a -> END)",
+            1,
+            19,
+        )
 
     def test_empty_member_of_a_group(self):
         self.check("START -> a &  -> END", "expected a node name, START or END, found nothing", 1, 15)  # at the arrow
 
     def test_a_node_joins_one_set(self):
-        self.check("START -> a & b\na & b -> merge\nb & a -> merge\nmerge -> END",
-                   "node 'merge' already joins a & b (line 2); a node waits for one set of nodes", 3, 10)
+        self.check(
+            "START -> a & b\na & b -> merge\nb & a -> merge\nmerge -> END",
+            "node 'merge' already joins a & b (line 2); a node waits for one set of nodes",
+            3,
+            10,
+        )
 
     def test_a_router_has_no_groups(self):
-        self.check("START -> plan\nplan -> a & b | END via route_review",
-                   "a router picks one target; '&' has no place in a router line", 2, 11)
+        self.check(
+            "START -> plan\nplan -> a & b | END via route_review",
+            "a router picks one target; '&' has no place in a router line",
+            2,
+            11,
+        )
 
     def test_a_router_takes_no_condition_or_map(self):
-        self.check("START -> plan\nplan -> a | b via route_review if state.x",
-                   "a router's function picks the target; a router line takes no 'if' condition", 2, 32)
-        self.check("START -> plan\nplan -> a | b via route_review for t in x",
-                   "a router's function picks one target; a router line takes no 'for' map", 2, 32)
+        self.check(
+            "START -> plan\nplan -> a | b via route_review if state.x",
+            "a router's function picks the target; a router line takes no 'if' condition",
+            2,
+            32,
+        )
+        self.check(
+            "START -> plan\nplan -> a | b via route_review for t in x",
+            "a router's function picks one target; a router line takes no 'for' map",
+            2,
+            32,
+        )
 
     def test_a_map_has_one_target(self):
-        self.check("START -> plan\nplan -> a & b for t in state.xs",
-                   "a map runs one node per item; give it one target, not 'a & b'", 2, 9)
-        self.check("START -> plan\nplan -> END for t in state.xs", "a map runs a node per item, and END is not a node", 2, 9)
+        self.check(
+            "START -> plan\nplan -> a & b for t in state.xs",
+            "a map runs one node per item; give it one target, not 'a & b'",
+            2,
+            9,
+        )
+        self.check(
+            "START -> plan\nplan -> END for t in state.xs", "a map runs a node per item, and END is not a node", 2, 9
+        )
 
     def test_a_map_belongs_to_one_edge(self):
-        self.check("START -> plan -> worker for t in state.xs",
-                   "a map belongs to one edge; split the chain into separate lines", 1, 25)
+        self.check(
+            "START -> plan -> worker for t in state.xs",
+            "a map belongs to one edge; split the chain into separate lines",
+            1,
+            25,
+        )
         self.check("worker for t in state.xs", "a map needs an edge before it: a -> worker for item in ITEMS", 1, 8)
 
     def test_malformed_map_clauses(self):
         self.check("START -> plan\nplan -> worker for", "'for' needs a loop variable: for item in ITEMS", 2, 19)
-        self.check("START -> plan\nplan -> worker for in state.xs", "'for' needs a loop variable: for item in ITEMS", 2, 20)
-        self.check("START -> plan\nplan -> worker for 9 in x", "'9' cannot name the items; write for item in ITEMS", 2, 20)
+        self.check(
+            "START -> plan\nplan -> worker for in state.xs", "'for' needs a loop variable: for item in ITEMS", 2, 20
+        )
+        self.check(
+            "START -> plan\nplan -> worker for 9 in x", "'9' cannot name the items; write for item in ITEMS", 2, 20
+        )
         self.check("START -> plan\nplan -> worker for t of x", "expected 'in' after 'for t': for t in ITEMS", 2, 22)
         self.check("START -> plan\nplan -> worker for t in  ", "'for t in' needs the items to map over", 2, 24)
         self.check("START -> plan\nplan -> worker for t in state.x if ", "'if' needs a condition after it", 2, 35)
 
     def test_invalid_items_point_inside_them(self):
-        error = self.check("START -> plan\nplan -> worker for t in state.xs[", "invalid map expression: '[' was never closed", 2, 33)
+        error = self.check(
+            "START -> plan\nplan -> worker for t in state.xs[", "invalid map expression: '[' was never closed", 2, 33
+        )
         assert error.line == 2
 
     def test_the_condition_after_a_map_cannot_use_the_loop_variable(self):
@@ -550,7 +613,8 @@ class TestNewErrors:
             "START -> plan\nplan -> worker for t in state.tasks if t.ok",
             "the 'if' after a map is the edge's condition, tested on the state before mapping; it cannot use 't' "
             "(filter the items instead: for t in [t for t in ITEMS if ...])",
-            2, 40,
+            2,
+            40,
         )
 
     def test_a_conditional_expression_in_the_items_needs_parentheses(self):
@@ -563,19 +627,42 @@ class TestNewErrors:
 
     def test_sub_graph_mapping_errors(self):
         ns = {**PNS, "research": parse("START -> a -> END", PNS, "research"), "three": 3}
-        self.check("START -> research [input=to_query] -> END",
-                   "node 'research': give a sub-graph both input= and output=, or neither (it then shares the state)",
-                   1, 26, ns)
-        self.check("START -> research [input=to_query, output=three] -> END",
-                   "output function 'three' is a int, not a function", 1, 43, ns)
-        self.check("START -> research [input=to_qery, output=from_report] -> END",
-                   "input function 'to_qery' is not defined (did you mean 'to_query'?)", 1, 26, ns)
-        self.check("START -> plan [input=to_query, output=from_report] -> END",
-                   "node 'plan': input= maps the state into and out of a sub-graph, but plan is a function, not a Graph",
-                   1, 22, ns)
-        self.check("START -> research [input = to_query] -> END",
-                   "unknown option 'input = to_query' for node 'research'; options are approval, no_feedback, "
-                   "on_deny=NAME, destinations=A|B, input=FN, output=FN", 1, 20, ns)
+        self.check(
+            "START -> research [input=to_query] -> END",
+            "node 'research': give a sub-graph both input= and output=, or neither (it then shares the state)",
+            1,
+            26,
+            ns,
+        )
+        self.check(
+            "START -> research [input=to_query, output=three] -> END",
+            "output function 'three' is a int, not a function",
+            1,
+            43,
+            ns,
+        )
+        self.check(
+            "START -> research [input=to_qery, output=from_report] -> END",
+            "input function 'to_qery' is not defined (did you mean 'to_query'?)",
+            1,
+            26,
+            ns,
+        )
+        self.check(
+            "START -> plan [input=to_query, output=from_report] -> END",
+            "node 'plan': input= maps the state into and out of a sub-graph, but plan is a function, not a Graph",
+            1,
+            22,
+            ns,
+        )
+        self.check(
+            "START -> research [input = to_query] -> END",
+            "unknown option 'input = to_query' for node 'research'; options are approval, no_feedback, "
+            "on_deny=NAME, destinations=A|B, input=FN, output=FN",
+            1,
+            20,
+            ns,
+        )
         self.check("START -> research [output=9] -> END", "output needs the name of a function, got '9'", 1, 20, ns)
 
     def test_a_graph_cannot_be_its_own_node(self):
@@ -587,7 +674,8 @@ class TestNewErrors:
                 "node 'research' is a graph named 'research', the graph this cell defines, and a graph cannot run "
                 "inside itself (the name may still hold this cell's previous result): rename the node or the graph"
             ),
-            1, 10,
+            1,
+            10,
         )
 
     def test_undefined_node_suggests_graphs_too(self):
@@ -633,21 +721,26 @@ class TestRobustness:
             return "a"
 
         for router in (route0, route3):
-            error = error_of(f"START -> plan\nplan -> a | END via {router.__name__}\na -> END", {**PNS, router.__name__: router})
+            error = error_of(
+                f"START -> plan\nplan -> a | END via {router.__name__}\na -> END", {**PNS, router.__name__: router}
+            )
             assert error.message == (
                 f"router {router.__name__!r} cannot take the state: it is called as {router.__name__}(state) or "
                 f"{router.__name__}(state, ctx) and returns the next node's name"
             )
             assert (error.line, error.column) == (2, len("plan -> a | END via ") + 1)
 
-    @pytest.mark.parametrize("text", [
-        " " * 65536,
-        "a" + " " * 65536 + "b",
-        "START -> a -> END" + " " * 65536 + "x",
-        "START -> a -> b | END via" + " " * 65536 + "f g",
-        "START -> a -> b for t in" + " " * 65536 + "x if" + " " * 65536,
-        " " * 65536 + "# comment",
-    ])
+    @pytest.mark.parametrize(
+        "text",
+        [
+            " " * 65536,
+            "a" + " " * 65536 + "b",
+            "START -> a -> END" + " " * 65536 + "x",
+            "START -> a -> b | END via" + " " * 65536 + "f g",
+            "START -> a -> b for t in" + " " * 65536 + "x if" + " " * 65536,
+            " " * 65536 + "# comment",
+        ],
+    )
     def test_64_kb_lines_end_in_the_language_error(self, text):
         try:
             parse(text, PNS, "long")
@@ -658,19 +751,23 @@ class TestRobustness:
         g = parse("START -> " + "a -> " * 13_000 + "END", PNS, "chain")
         assert len(g.edges) == 13_001
 
-    @pytest.mark.parametrize(("shape", "size"), [
-        (lambda n: "a" + " " * n + "b", 8192),
-        (lambda n: "START -> a -> END" + " " * n + "x", 8192),
-        (lambda n: "START -> a -> b | END via" + " " * n + "f g", 8192),
-        (lambda n: "via" + " " * n + "x y", 8192),
-        (lambda n: "START -> a [" + " " * n + "]x", 8192),
-        (lambda n: "START -> a\na -> b for t in" + " " * n + "if" + " " * n + "x", 8192),
-        (lambda n: "START -> " + "a -> " * (n // 5) + "END", 8192),
-        (lambda n: "START -> a\na -> b for t in state[" + "'if', " * (n // 6) + "]", 8192),
-        # Cheap per character: larger texts, so that a quadratic rescan per separator shows.
-        (lambda n: "START -> " + " & ".join(f"n{i}" for i in range(n // 7)), 32768),
-        (lambda n: "START -> a -> " + " | ".join(["b"] * (n // 4)) + " via route_review", 65536),
-    ], ids=["name", "endpoint", "via", "via-only", "options", "map", "chain", "strings", "group", "router"])
+    @pytest.mark.parametrize(
+        ("shape", "size"),
+        [
+            (lambda n: "a" + " " * n + "b", 8192),
+            (lambda n: "START -> a -> END" + " " * n + "x", 8192),
+            (lambda n: "START -> a -> b | END via" + " " * n + "f g", 8192),
+            (lambda n: "via" + " " * n + "x y", 8192),
+            (lambda n: "START -> a [" + " " * n + "]x", 8192),
+            (lambda n: "START -> a\na -> b for t in" + " " * n + "if" + " " * n + "x", 8192),
+            (lambda n: "START -> " + "a -> " * (n // 5) + "END", 8192),
+            (lambda n: "START -> a\na -> b for t in state[" + "'if', " * (n // 6) + "]", 8192),
+            # Cheap per character: larger texts, so that a quadratic rescan per separator shows.
+            (lambda n: "START -> " + " & ".join(f"n{i}" for i in range(n // 7)), 32768),
+            (lambda n: "START -> a -> " + " | ".join(["b"] * (n // 4)) + " via route_review", 65536),
+        ],
+        ids=["name", "endpoint", "via", "via-only", "options", "map", "chain", "strings", "group", "router"],
+    )
     def test_parsing_time_grows_linearly(self, shape, size):
         """Eight times the text (8 KB -> 64 KB, or up to 64 KB -> 512 KB) costs about eight times the CPU time;
         a quadratic parser, 64 times.
@@ -764,15 +861,19 @@ class TestNodeBodyErrors:
         fn = compile_node_body("poem", 'text = """one\n  two\n"""\nreturn {"text": text}', {})
         assert fn(None, None) == {"text": "one\n  two\n"}
 
-    @pytest.mark.parametrize(("body", "message", "line", "column"), [
-        ("x = 1\ncontinue", "'continue' not properly in loop", 3, 1),
-        ("for x in state:\n    pass\nbreak", "'break' outside loop", 4, 1),
-        ("def inner():\n    nonlocal missing", "no binding for nonlocal 'missing' found", 3, 5),
-        ("x = 1\nnonlocal x", "name 'x' is assigned to before nonlocal declaration", 3, 1),
-        ("f = lambda: await ctx.ask()", "'await' outside async function", 2, 13),
-        ("def inner():\n    from os import *", "import * only allowed at module level", 3, 20),
-        ("note = 'é' + 'é'; continue", "'continue' not properly in loop", 2, 19),  # columns count characters
-    ], ids=["continue", "break", "nonlocal", "nonlocal-after", "await-in-lambda", "star-import", "non-ascii"])
+    @pytest.mark.parametrize(
+        ("body", "message", "line", "column"),
+        [
+            ("x = 1\ncontinue", "'continue' not properly in loop", 3, 1),
+            ("for x in state:\n    pass\nbreak", "'break' outside loop", 4, 1),
+            ("def inner():\n    nonlocal missing", "no binding for nonlocal 'missing' found", 3, 5),
+            ("x = 1\nnonlocal x", "name 'x' is assigned to before nonlocal declaration", 3, 1),
+            ("f = lambda: await ctx.ask()", "'await' outside async function", 2, 13),
+            ("def inner():\n    from os import *", "import * only allowed at module level", 3, 20),
+            ("note = 'é' + 'é'; continue", "'continue' not properly in loop", 2, 19),  # columns count characters
+        ],
+        ids=["continue", "break", "nonlocal", "nonlocal-after", "await-in-lambda", "star-import", "non-ascii"],
+    )
     def test_what_compiling_finds_after_parsing_is_a_language_error(self, body, message, line, column):
         with pytest.raises(GraphSyntaxError) as info:
             compile_node_body("bad", body, {}, first_line=2)
@@ -780,15 +881,19 @@ class TestNodeBodyErrors:
         assert (error.message, error.line, error.column, error.cell) == (message, line, column, "%%node")
         assert f"%%node cell, line {line}, column {column}: {message}" in str(error)
 
-    @pytest.mark.parametrize(("body", "at"), [
-        ("x = 1\nreturn " + "-" * 600 + "1", (3, 1)),  # within Python's limits, past this one
-        ("x = 1\nreturn " + "-" * 3000 + "1", (3, 1)),  # past Python's (from most stacks) too
-        ("x = 1\ny = 2\n  # a comment\nreturn " + "not " * 100_000 + "1", (5, 1)),
-        ("return 1" + " + 1" * 100_000, (2, 1)),
-        ("if state:\n    return " + "lambda: " * 10_000 + "1", (3, 5)),
-        ("if " + "-" * 3000 + "1:\n    pass", (2, 1)),
-        ("if a:\n    pass\n" + "elif a:\n    pass\n" * 600, (1000, 1)),  # the elif whose condition is 501 deep
-    ], ids=["unary-600", "unary-3000", "not-100000", "sum-100000", "lambdas", "block-header", "elif-chain"])
+    @pytest.mark.parametrize(
+        ("body", "at"),
+        [
+            ("x = 1\nreturn " + "-" * 600 + "1", (3, 1)),  # within Python's limits, past this one
+            ("x = 1\nreturn " + "-" * 3000 + "1", (3, 1)),  # past Python's (from most stacks) too
+            ("x = 1\ny = 2\n  # a comment\nreturn " + "not " * 100_000 + "1", (5, 1)),
+            ("return 1" + " + 1" * 100_000, (2, 1)),
+            ("if state:\n    return " + "lambda: " * 10_000 + "1", (3, 5)),
+            ("if " + "-" * 3000 + "1:\n    pass", (2, 1)),
+            ("if a:\n    pass\n" + "elif a:\n    pass\n" * 600, (1000, 1)),  # the elif whose condition is 501 deep
+        ],
+        ids=["unary-600", "unary-3000", "not-100000", "sum-100000", "lambdas", "block-header", "elif-chain"],
+    )
     def test_too_deep_is_refused_at_its_line_with_the_limit(self, body, at):
         with pytest.raises(GraphSyntaxError) as info:
             compile_node_body("deep", body, {}, first_line=2)

@@ -36,11 +36,59 @@ NAMESPACE = {
 }
 
 TOKENS = st.sampled_from(
-    ["START", "END", "a", "b", "c", "->", "|", "via", "route", "if", "state.n", ">", "1", "(", ")", "[", "]",
-     "approval", "on_deny=", ",", "#", '"', "'", " ", "\n", "\t", "ctx.visit", "==", "x", "9", "\\", "\x00",
-     # fan-out, joins, maps, sub-graphs
-     "&", "for", "in", "item", "state.items", "else", "sub", "input=to_q", "output=from_r", "input=", "output=x",
-     "no_arg", "lambda:", "not", "-", "{", "}", "[t for t in state.xs if t]"]
+    [
+        "START",
+        "END",
+        "a",
+        "b",
+        "c",
+        "->",
+        "|",
+        "via",
+        "route",
+        "if",
+        "state.n",
+        ">",
+        "1",
+        "(",
+        ")",
+        "[",
+        "]",
+        "approval",
+        "on_deny=",
+        ",",
+        "#",
+        '"',
+        "'",
+        " ",
+        "\n",
+        "\t",
+        "ctx.visit",
+        "==",
+        "x",
+        "9",
+        "\\",
+        "\x00",
+        # fan-out, joins, maps, sub-graphs
+        "&",
+        "for",
+        "in",
+        "item",
+        "state.items",
+        "else",
+        "sub",
+        "input=to_q",
+        "output=from_r",
+        "input=",
+        "output=x",
+        "no_arg",
+        "lambda:",
+        "not",
+        "-",
+        "{",
+        "}",
+        "[t for t in state.xs if t]",
+    ]
 )
 
 NEST = st.sampled_from(["(", "[", "{", "not ", "-", "lambda: ", "x.", "1+", "f(", "state[", "(1 if "])
@@ -56,20 +104,59 @@ def nested(draw) -> str:
     openers = draw(st.one_of(NEST.map(lambda opener: [opener]), st.lists(NEST, min_size=1, max_size=3)))
     depth = draw(DEPTHS)
     closed = draw(st.integers(0, depth))
-    body = "".join(openers[i % len(openers)] for i in range(depth)) + draw(st.sampled_from(["1", "state.n", "ctx.visit", ""]))
+    body = "".join(openers[i % len(openers)] for i in range(depth)) + draw(
+        st.sampled_from(["1", "state.n", "ctx.visit", ""])
+    )
     return body + "".join(CLOSERS.get(openers[i % len(openers)], "") for i in reversed(range(closed)))
 
 
 EXPRESSIONS = st.one_of(
-    st.sampled_from(["state.n > 1", "state.items", "ctx.visit", "t.ok", "(", "state['if']", "a if b else c", "",
-                     "[t for t in state.xs if t]", "yield", "await x", "1 +", "'#'"]),
+    st.sampled_from(
+        [
+            "state.n > 1",
+            "state.items",
+            "ctx.visit",
+            "t.ok",
+            "(",
+            "state['if']",
+            "a if b else c",
+            "",
+            "[t for t in state.xs if t]",
+            "yield",
+            "await x",
+            "1 +",
+            "'#'",
+        ]
+    ),
     nested(),
 )
 NODES = st.sampled_from(["a", "b", "c", "sub", "a [approval]", "b [on_deny=a]", "sub [input=to_q, output=from_r]"])
-MUTANTS = st.sampled_from(["", "9", "x", "nope", "START", "END", "a [aproval]", "sub [input=to_q]",
-                           "sub [output=x, input=to_q]", "a [input=to_q, output=from_r]", "sub [input=nope, output=to_q]"])
-VALID_EXPRESSIONS = st.sampled_from(["state.n > 1", "state.items", "ctx.visit", "state['if']", "'#' in state.s",
-                                     "(state.a if state.b else state.c)", "[t for t in state.xs if t]"])
+MUTANTS = st.sampled_from(
+    [
+        "",
+        "9",
+        "x",
+        "nope",
+        "START",
+        "END",
+        "a [aproval]",
+        "sub [input=to_q]",
+        "sub [output=x, input=to_q]",
+        "a [input=to_q, output=from_r]",
+        "sub [input=nope, output=to_q]",
+    ]
+)
+VALID_EXPRESSIONS = st.sampled_from(
+    [
+        "state.n > 1",
+        "state.items",
+        "ctx.visit",
+        "state['if']",
+        "'#' in state.s",
+        "(state.a if state.b else state.c)",
+        "[t for t in state.xs if t]",
+    ]
+)
 
 
 @st.composite
@@ -88,9 +175,13 @@ def statements(draw, clean: bool) -> str:
     if kind == "node":
         return draw(endpoints)
     if kind == "router":
-        source = draw(st.sampled_from(["d", "e"]) if clean else st.one_of(st.sampled_from(["d", "e", "START"]), MUTANTS))
+        source = draw(
+            st.sampled_from(["d", "e"]) if clean else st.one_of(st.sampled_from(["d", "e", "START"]), MUTANTS)
+        )
         targets = " | ".join(draw(st.lists(st.one_of(endpoints, st.just("END")), min_size=1, max_size=3)))
-        router = draw(st.sampled_from(["route", "route_ctx", "no_arg"] if clean else ["route", "no_arg", "x", "nope", ""]))
+        router = draw(
+            st.sampled_from(["route", "route_ctx", "no_arg"] if clean else ["route", "no_arg", "x", "nope", ""])
+        )
         return f"{source} -> {targets} via {router}"
     if kind == "chain":
         return " -> ".join([draw(first), *draw(st.lists(group, min_size=1, max_size=2)), draw(last)])
@@ -114,13 +205,15 @@ def cells(draw) -> str:
     return "\n".join(lines)
 
 
-SHAPES = st.sampled_from([
-    "START -> a\na -> END if {}",
-    "START -> a\na -> b for t in {}\nb -> END",
-    "START -> a\na -> b for t in state.xs if {}\nb -> END",
-    "START -> a & b if {}\na & b -> END",
-    "START -> sub [input=to_q, output=from_r] -> END if {}",
-])
+SHAPES = st.sampled_from(
+    [
+        "START -> a\na -> END if {}",
+        "START -> a\na -> b for t in {}\nb -> END",
+        "START -> a\na -> b for t in state.xs if {}\nb -> END",
+        "START -> a & b if {}\na & b -> END",
+        "START -> sub [input=to_q, output=from_r] -> END if {}",
+    ]
+)
 
 
 def python_lines(text: str) -> int:
@@ -194,33 +287,139 @@ def test_a_literal_or_comment_python_accepts_is_accepted(inside, note):
 # -- %%node bodies ------------------------------------------------------------------------
 
 BODY_TOKENS = st.sampled_from(
-    ["return", "{'x': 1}", "state", "ctx", "await", "ctx.ask()", "yield", "continue", "break", "nonlocal x",
-     "global x", "x", "=", "1", "(", ")", "[", "]", "{", "}", ":", "if", "else", "elif", "for", "in", "while",
-     "def f():", "async", "lambda:", "class C:", "try:", "except:", "finally:", "with", "as", "pass", "not", "-",
-     "+", "*", "**", ",", ".", "'", '"', '"""', "#", "\\", "\n", "\n    ", "\n        ", "\r", "\r\n", "\t", " ",
-     "\u2028", "\x0c", "\x85", "\x1c", "\x00", "\ud800", "é", "f'{", "}'", ":=", "@", "del", "from os import *",
-     "raise", "x = 1", "'\u2028'", "# \u2028 x", "'''\n'''", "async for", "[x async for x in y]", "*x", "is 1", "'\\d'"]
+    [
+        "return",
+        "{'x': 1}",
+        "state",
+        "ctx",
+        "await",
+        "ctx.ask()",
+        "yield",
+        "continue",
+        "break",
+        "nonlocal x",
+        "global x",
+        "x",
+        "=",
+        "1",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        ":",
+        "if",
+        "else",
+        "elif",
+        "for",
+        "in",
+        "while",
+        "def f():",
+        "async",
+        "lambda:",
+        "class C:",
+        "try:",
+        "except:",
+        "finally:",
+        "with",
+        "as",
+        "pass",
+        "not",
+        "-",
+        "+",
+        "*",
+        "**",
+        ",",
+        ".",
+        "'",
+        '"',
+        '"""',
+        "#",
+        "\\",
+        "\n",
+        "\n    ",
+        "\n        ",
+        "\r",
+        "\r\n",
+        "\t",
+        " ",
+        "\u2028",
+        "\x0c",
+        "\x85",
+        "\x1c",
+        "\x00",
+        "\ud800",
+        "é",
+        "f'{",
+        "}'",
+        ":=",
+        "@",
+        "del",
+        "from os import *",
+        "raise",
+        "x = 1",
+        "'\u2028'",
+        "# \u2028 x",
+        "'''\n'''",
+        "async for",
+        "[x async for x in y]",
+        "*x",
+        "is 1",
+        "'\\d'",
+    ]
 )
 STATEMENTS = st.sampled_from(
-    ["continue", "break", "nonlocal x", "nonlocal state", "global state", "return {'x': 1}", "yield 1",
-     "x = await ctx.ask()", "del state", "def g(a, a): pass", "def g():\n    nonlocal x", "class C:\n    return 1",
-     "def g():\n    x = 1\n    global x", "def g():\n    from os import *", "x = yield from y", "f = lambda: await x",
-     "for t in state:\n    continue", "while x:\n    break\nelse:\n    continue", "x: int = 1", "return",
-     "async def g():\n    yield 1\n    return 2", "try:\n    pass\nfinally:\n    continue", "if x:", "    x = 1",
-     "t = '''a\u2028\n  b'''", "t = 'a\x0cb\x1cc\x85d'  # \u2028 e", "match x:\n    case 1:\n        pass",
-     "print(f'{x!z}')", "x = 1" + "0" * 5000, "x = 'a' 'b' f'{1}'"]
+    [
+        "continue",
+        "break",
+        "nonlocal x",
+        "nonlocal state",
+        "global state",
+        "return {'x': 1}",
+        "yield 1",
+        "x = await ctx.ask()",
+        "del state",
+        "def g(a, a): pass",
+        "def g():\n    nonlocal x",
+        "class C:\n    return 1",
+        "def g():\n    x = 1\n    global x",
+        "def g():\n    from os import *",
+        "x = yield from y",
+        "f = lambda: await x",
+        "for t in state:\n    continue",
+        "while x:\n    break\nelse:\n    continue",
+        "x: int = 1",
+        "return",
+        "async def g():\n    yield 1\n    return 2",
+        "try:\n    pass\nfinally:\n    continue",
+        "if x:",
+        "    x = 1",
+        "t = '''a\u2028\n  b'''",
+        "t = 'a\x0cb\x1cc\x85d'  # \u2028 e",
+        "match x:\n    case 1:\n        pass",
+        "print(f'{x!z}')",
+        "x = 1" + "0" * 5000,
+        "x = 'a' 'b' f'{1}'",
+    ]
 )
 
 
 @st.composite
 def bodies(draw) -> str:
     """Statements right or wrong only in their place, token soup, and nesting near or far past the limits."""
-    parts = draw(st.lists(st.one_of(
-        STATEMENTS,
-        st.lists(BODY_TOKENS, max_size=10).map(" ".join),
-        nested().map(lambda expr: f"return {expr}"),
-        nested().map(lambda expr: f"if {expr}:\n    pass"),
-    ), min_size=1, max_size=5))
+    parts = draw(
+        st.lists(
+            st.one_of(
+                STATEMENTS,
+                st.lists(BODY_TOKENS, max_size=10).map(" ".join),
+                nested().map(lambda expr: f"return {expr}"),
+                nested().map(lambda expr: f"if {expr}:\n    pass"),
+            ),
+            min_size=1,
+            max_size=5,
+        )
+    )
     return draw(st.sampled_from(["\n", "\r\n", "\r"])).join(parts)
 
 

@@ -32,10 +32,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis_server import redis_server
 
 from nbgraph import RedisCheckpointer, Resume, SQLiteCheckpointer, ThreadBusy
-
-from redis_server import redis_server
 
 REPO = Path(__file__).resolve().parents[1]
 MESSAGES = 50
@@ -198,7 +197,14 @@ class Child:
     def __init__(self, tmp_path: Path, spec: Spec, thread: str, *, paced: bool, handshake: bool) -> None:
         self.stderr_path = tmp_path / f"child-{next(_ids)}.stderr"
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-        command = [sys.executable, str(tmp_path / "child.py"), *spec.args(), thread, str(int(paced)), str(int(handshake))]
+        command = [
+            sys.executable,
+            str(tmp_path / "child.py"),
+            *spec.args(),
+            thread,
+            str(int(paced)),
+            str(int(handshake)),
+        ]
         with open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=REPO, env=env, bufsize=0

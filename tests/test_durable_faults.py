@@ -127,7 +127,10 @@ def test_a_full_disk_fails_the_run_keeps_the_last_checkpoint_and_a_resume_finish
             assert result.state.n == failed_at - 1 and result.path == ["grow"] * (failed_at - 1)
             last = store.get("full")
             assert (last.step, last.next, last.state["n"], len(last.state["pages"])) == (
-                failed_at - 1, "grow", failed_at - 1, failed_at - 1,
+                failed_at - 1,
+                "grow",
+                failed_at - 1,
+                failed_at - 1,
             )
             assert [s.step for s in store.history("full")] == list(range(1, failed_at))
 
@@ -223,7 +226,11 @@ def flow(tmp_path):
         def run(db: Path, *args: str) -> list[str]:
             done = subprocess.run(
                 [sys.executable, str(module), str(db), *args],
-                capture_output=True, text=True, timeout=60, env=SUBPROCESS_ENV, check=False,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env=SUBPROCESS_ENV,
+                check=False,
             )
             assert done.returncode == 0, done.stderr
             return done.stdout.split()
@@ -279,7 +286,9 @@ def test_a_file_made_read_only_mid_run_fails_the_run_naming_the_path_thread_and_
     finally:
         subprocess.run(["chattr", "-i", *map(str, files)], check=True)
     assert result.outcome == "failed"
-    assert result.reason == f"SQLite store {path}: could not write (thread 'ro', step 2): OperationalError: disk I/O error"
+    assert (
+        result.reason == f"SQLite store {path}: could not write (thread 'ro', step 2): OperationalError: disk I/O error"
+    )
     assert (result.error.store, result.error.thread, result.error.step) == (store.name, "ro", 2)
     assert (result.state, result.path) == ({"n": 1}, ["a"])  # the step that was not saved did not happen
     last = store.get("ro")
@@ -419,8 +428,14 @@ NOT_A_CHECKPOINT = "is not an nbgraph checkpoint"
         ("data", 3, '{"graph": "chain", "status": "interrupted", "pauses": [{"x": 1}]}', ".+", ("get", "resume")),
     ],
     ids=[
-        "data-invalid-json", "data-json-object-not-a-checkpoint", "data-json-list", "earlier-data-not-a-checkpoint",
-        "patches-invalid-json", "patches-json-not-a-list", "patches-list-of-non-patches", "frames-not-frames",
+        "data-invalid-json",
+        "data-json-object-not-a-checkpoint",
+        "data-json-list",
+        "earlier-data-not-a-checkpoint",
+        "patches-invalid-json",
+        "patches-json-not-a-list",
+        "patches-list-of-non-patches",
+        "frames-not-frames",
         "pauses-not-pauses",
     ],
 )
@@ -430,9 +445,10 @@ def test_a_corrupt_row_is_a_checkpoint_error_naming_the_path_thread_and_step(tmp
     assert (paused.outcome, paused.pauses[0].kind) == ("interrupted", "approval")
     db = sqlite3.connect(path)
     with db:
-        assert db.execute(
-            f"UPDATE nbgraph_steps SET {column} = ? WHERE thread = 't' AND step = ?", (text, step)
-        ).rowcount == 1
+        assert (
+            db.execute(f"UPDATE nbgraph_steps SET {column} = ? WHERE thread = 't' AND step = ?", (text, step)).rowcount
+            == 1
+        )
     db.close()
 
     store = SQLiteCheckpointer(path)
@@ -447,8 +463,11 @@ def test_a_corrupt_row_is_a_checkpoint_error_naming_the_path_thread_and_step(tmp
         with pytest.raises(CheckpointError) as info:
             operations[name]()
         message = str(info.value)
-        assert re.fullmatch(rf"SQLite store {re.escape(str(path))}: the .*of thread 't' at step {step} {says}", message), (
-            name, message,
+        assert re.fullmatch(
+            rf"SQLite store {re.escape(str(path))}: the .*of thread 't' at step {step} {says}", message
+        ), (
+            name,
+            message,
         )
         assert (info.value.store, info.value.thread, info.value.step) == (store.name, "t", step), name
     store.close()
@@ -777,7 +796,8 @@ def test_a_fork_of_a_long_thread_points_at_its_parent_instead_of_copying_it(tmp_
     # A fork that ends where it starts (n < 1000 no longer holds): one row, pointing at the parent.
     rows_at_start = []
     stopped = counting_graph(1000).invoke(
-        Fork("parent", step=1000, thread="stopped"), checkpointer=store,
+        Fork("parent", step=1000, thread="stopped"),
+        checkpointer=store,
         on_event=lambda e: rows_at_start.append(len(rows_of(path, "stopped"))) if e.type == "run-start" else None,
     )
     assert rows_at_start == [1]

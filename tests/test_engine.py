@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
 
-import time
 from nbgraph import (
     END,
     START,
@@ -258,7 +258,9 @@ class TestBudgets:
     def test_usage_recorded_per_step(self):
         result = llm_like_graph(7, 0.5).invoke({"calls": 0}, budget=Budget(turns=2))
         assert [(s.node, s.tokens, s.cost) for s in result.history] == [
-            ("call", 7, 0.5), ("tool", 0, 0.0), ("call", 7, 0.5)
+            ("call", 7, 0.5),
+            ("tool", 0, 0.0),
+            ("call", 7, 0.5),
         ]
         assert result.reason == "budget exceeded: turns 2 >= 2"
 
@@ -461,7 +463,9 @@ class TestEvents:
         run.subscribe(rare.append, steps=False)
         result = await run
         assert [e.type for e in rare] == ["run-start", "text-delta", "done"]
-        assert [e.type for e in everything if e.type not in ("node-enter", "node-exit", "route")] == [e.type for e in rare]
+        assert [e.type for e in everything if e.type not in ("node-enter", "node-exit", "route")] == [
+            e.type for e in rare
+        ]
         assert len(run.history_since(1)) == 2 and run.history_since(0)[0].node == "a"
         assert result.outcome == "done" and run.upcoming is None
 
@@ -588,17 +592,27 @@ class TestSlowMotion:
     async def test_each_step_after_the_first_waits_its_pace(self):
         entered: list[float] = []
         run = self.three_steps().start(
-            {}, display=False, pace=0.1, on_event=lambda e: e.type == "node-enter" and entered.append(time.perf_counter())
+            {},
+            display=False,
+            pace=0.1,
+            on_event=lambda e: e.type == "node-enter" and entered.append(time.perf_counter()),
         )
         result = await asyncio.wait_for(run, 5)
-        assert result.outcome == "done" and result.state["trail"] == ["a", "b", "c"]  # 0.2 s of waits: not the run's time
-        gaps = [later - earlier for earlier, later in zip(entered, entered[1:])]
+        assert result.outcome == "done" and result.state["trail"] == [
+            "a",
+            "b",
+            "c",
+        ]  # 0.2 s of waits: not the run's time
+        gaps = [later - earlier for earlier, later in zip(entered, entered[1:], strict=False)]
         assert len(gaps) == 2 and all(gap >= 0.1 for gap in gaps), gaps
 
     async def test_a_run_that_cannot_wait_takes_no_pace(self):
         entered: list[float] = []
         run = self.three_steps().start(
-            {}, display=False, pace=0.5, durable=True,
+            {},
+            display=False,
+            pace=0.5,
+            durable=True,
             on_event=lambda e: e.type == "node-enter" and entered.append(time.perf_counter()),
         )
         assert (await asyncio.wait_for(run, 5)).outcome == "done"

@@ -91,7 +91,17 @@ class TestDag:
         assert result.outcome == "done", result.reason
         dag = result.to_dag()
         visits = {node["id"]: node.get("visits") for node in dag["nodes"]}
-        assert visits == {START: None, "plan": 1, "x": 1, "y": 1, "merge": 1, "work": 3, "research": 1, "done": 1, END: None}
+        assert visits == {
+            START: None,
+            "plan": 1,
+            "x": 1,
+            "y": 1,
+            "merge": 1,
+            "work": 3,
+            "research": 1,
+            "done": 1,
+            END: None,
+        }
         edges = edges_of(dag)
         assert edges[("plan", "x")]["fired"] == edges[("plan", "y")]["fired"] == 1
         assert edges[("merge", "work")]["fired"] == 1  # the map is one routing, its three branches run it
@@ -116,7 +126,10 @@ class TestDag:
         deep = mid["graph"]["nodes"][1]
         assert (mid["visits"], deep["id"], deep["visits"]) == (1, "deep", 1)
         assert [(node["id"], node.get("visits")) for node in deep["graph"]["nodes"]] == [
-            (START, None), ("a", 1), ("b", 1), (END, None)
+            (START, None),
+            ("a", 1),
+            ("b", 1),
+            (END, None),
         ]
 
     def test_send_edges_are_drawn_when_declared_and_once_taken(self):
@@ -183,7 +196,11 @@ class TestMermaid:
 
     def test_node_ids_stay_unique_across_levels(self):
         text = shaped_graph().to_mermaid()
-        declared = [line.strip().split("[", 1)[0].split("(", 1)[0] for line in text.splitlines() if '"]' in line and "-->" not in line]
+        declared = [
+            line.strip().split("[", 1)[0].split("(", 1)[0]
+            for line in text.splitlines()
+            if '"]' in line and "-->" not in line
+        ]
         assert len(declared) == len(set(declared))
 
 
@@ -201,7 +218,12 @@ def test_ndjson_carries_path_and_branch_on_every_event():
     lines = [json.loads(line) for line in text.splitlines()]
     assert all("path" in line and "branch" in line for line in lines)
     assert {(line["path"], line["branch"]) for line in lines if line["type"] == "node-enter"} >= {
-        ("x", "x"), ("y", "y"), ("work", "work[0]"), ("work", "work[2]"), ("research/a", None), ("research", None)
+        ("x", "x"),
+        ("y", "y"),
+        ("work", "work[0]"),
+        ("work", "work[2]"),
+        ("research/a", None),
+        ("research", None),
     }
     parsed = list(parse_ndjson(text))
     assert [event.type for event in parsed] == [line["type"] for line in lines]
@@ -226,7 +248,10 @@ class TestProblems:
         assert dag["version"] == "1.3"
         assert found(dag["problems"]) == [("no-way-out", "b"), ("no-way-out", "c"), ("unreachable", "lost")]
         message = next(p["message"] for p in dag["problems"] if p.get("node") == "b")
-        assert message == "no path from node 'b' reaches END: a run that gets there goes round until max_steps (it can go to 'c')"
+        assert (
+            message
+            == "no path from node 'b' reaches END: a run that gets there goes round until max_steps (it can go to 'c')"
+        )
 
     def test_a_graph_still_being_built_shows_what_compile_would_refuse(self):
         g = Graph("building", state=Items)
@@ -238,7 +263,9 @@ class TestProblems:
         g.add_edge("a", "stuck")
         g.add_router("route", lambda s: "nowhere", targets=["nowhere", END])
         assert found(find_problems(g)) == [
-            ("no-way-out", "stuck"), ("unknown-node", ("a", "tpyo")), ("unknown-node", ("route", "nowhere")),
+            ("no-way-out", "stuck"),
+            ("unknown-node", ("a", "tpyo")),
+            ("unknown-node", ("route", "nowhere")),
             ("unreachable", "route"),
         ]
         assert "an edge leads to 'tpyo', which is not a node of graph 'building'" in str(find_problems(g))
@@ -285,5 +312,7 @@ class TestProblems:
 
         dag = to_dag(shaped_graph(), problems=given)
         research = next(node for node in dag["nodes"] if node["id"] == "research")
-        assert research["graph"]["problems"] == [{"kind": "condition-raised", "edge": {"from": "a", "to": "b"}, "message": "boom"}]
+        assert research["graph"]["problems"] == [
+            {"kind": "condition-raised", "edge": {"from": "a", "to": "b"}, "message": "boom"}
+        ]
         assert dag["problems"] == [{"kind": "router-raised", "node": "plan", "message": "bang"}]

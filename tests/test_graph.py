@@ -234,7 +234,9 @@ class TestRoute:
             return "c"
 
         g.add_router("a", pick, targets=["b", END])
-        with pytest.raises(RoutingError, match=r"router 'pick' of node 'a' returned 'c', which is not one of its targets: b, __end__"):
+        with pytest.raises(
+            RoutingError, match=r"router 'pick' of node 'a' returned 'c', which is not one of its targets: b, __end__"
+        ):
             g.route({}, "a")
 
     def test_route_from_unknown_node(self):
@@ -339,7 +341,9 @@ class TestGotoDestinations:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             self.graph().compile()
-        with pytest.warns(GraphWarning, match=r"'later' cannot be reached from START by any edge, router target or declared Goto"):
+        with pytest.warns(
+            GraphWarning, match=r"'later' cannot be reached from START by any edge, router target or declared Goto"
+        ):
             self.graph(destinations=["urgent"]).compile()
 
     def test_a_goto_without_declared_destinations_is_never_warned_about(self):
@@ -369,7 +373,10 @@ class TestGotoDestinations:
         g = self.graph()
         assert "    n_triage -. goto .-> n_urgent" in g.to_mermaid()
         goto = [e for e in g.to_dag()["edges"] if e.get("goto")]
-        assert [(e["from"], e["to"], e["label"]) for e in goto] == [("triage", "urgent", "goto"), ("triage", "later", "goto")]
+        assert [(e["from"], e["to"], e["label"]) for e in goto] == [
+            ("triage", "urgent", "goto"),
+            ("triage", "later", "goto"),
+        ]
         fired = {(e["from"], e["to"]): e["fired"] for e in g.invoke({}).to_dag()["edges"]}
         assert fired[("triage", "urgent")] == 1 and fired[("triage", "later")] == 0
 

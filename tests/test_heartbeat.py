@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from nbgraph import END, START, Graph, MessagesState, Resume, SQLiteCheckpointer, ScriptedModel, llm_node
+from nbgraph import END, START, Graph, MessagesState, Resume, ScriptedModel, SQLiteCheckpointer, llm_node
 from nbgraph.prebuilt import CycleOutcome, heartbeat, read_outcome
 
 

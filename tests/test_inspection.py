@@ -79,7 +79,14 @@ class TestPlainAndConditionalSteps:
         assert "notes" not in seen.change.changed
         assert seen.edge.target == "review" and seen.routed_on == "step"
         [edge] = seen.candidates
-        assert (edge.target, edge.kind, edge.unconditional, edge.holds, edge.chosen, edge.fired) == ("review", "edge", True, True, True, True)
+        assert (edge.target, edge.kind, edge.unconditional, edge.holds, edge.chosen, edge.fired) == (
+            "review",
+            "edge",
+            True,
+            True,
+            True,
+            True,
+        )
         assert seen.duration >= 0 and seen.started > 0 and seen.error is None
 
     def test_every_candidate_edge_is_evaluated_not_only_up_to_the_one_that_fired(self):
@@ -94,13 +101,18 @@ class TestPlainAndConditionalSteps:
         ]
         last = result.inspect(6)  # review, visit 3: ok; the later candidates are still evaluated
         assert [(c.target, c.holds, c.chosen, c.fired) for c in last.candidates] == [
-            ("publish", True, True, True), ("rewrite", False, False, False), ("draft", True, False, False), (END, True, False, False),
+            ("publish", True, True, True),
+            ("rewrite", False, False, False),
+            ("draft", True, False, False),
+            (END, True, False, False),
         ]
         assert last.input["version"] == 3 and last.change.changed["ok"].after is True
 
     def test_a_condition_that_raises_is_reported_with_its_error_not_raised(self):
         g = writer()
-        g.add_edge("publish", "draft", when=lambda s: s.missing > 1, label="state.missing > 1")  # never reached: END first
+        g.add_edge(
+            "publish", "draft", when=lambda s: s.missing > 1, label="state.missing > 1"
+        )  # never reached: END first
         result = g.invoke({})
         assert result.outcome == "done"
         seen = result.inspect(7)  # publish: its edge to END is first and holds; the second raises
@@ -141,7 +153,10 @@ class TestCommandsAndBranches:
         g.add_edge("later", END)
         seen = g.invoke({}).inspect(1)
         assert seen.edge.label == "goto" and seen.change.changed["text"].after == "later"
-        assert [(c.target, c.kind, c.fired, c.holds) for c in seen.candidates] == [("urgent", "goto", False, None), ("later", "goto", True, None)]
+        assert [(c.target, c.kind, c.fired, c.holds) for c in seen.candidates] == [
+            ("urgent", "goto", False, None),
+            ("later", "goto", True, None),
+        ]
 
     @pytest.mark.parametrize("store", [None, "memory"])
     def test_a_map_branch_shows_its_item_the_state_it_saw_and_only_its_own_change(self, store):
@@ -243,8 +258,10 @@ class TestSubGraphs:
         calls: list[str] = []
         g = Graph("outer", state=Doc)
         g.add_node(
-            "research", inner_graph(calls),
-            input=lambda s: {"version": 5, "notes": ["given"]}, output=lambda r: {"published": ",".join(r.notes)},
+            "research",
+            inner_graph(calls),
+            input=lambda s: {"version": 5, "notes": ["given"]},
+            output=lambda r: {"published": ",".join(r.notes)},
         )
         g.add_edge(START, "research")
         g.add_edge("research", END)
@@ -340,7 +357,8 @@ class TestLLMSteps:
         assert seen.change.appended["messages"][0]["tool_calls"][0]["name"] == "lookup"
 
     async def test_the_api_key_appears_nowhere_in_an_inspection(self):
-        from openai_server import OpenAIServer, Reply as ServerReply
+        from openai_server import OpenAIServer
+        from openai_server import Reply as ServerReply
 
         key = "sk-inspect-SECRET-7e2d41"
         with OpenAIServer() as server:
@@ -354,7 +372,12 @@ class TestLLMSteps:
         assert result.outcome == "done", result.reason
         seen = result.inspect(1)
         assert seen.llm.messages[0]["content"] == "Hello from the server."
-        texts = [seen.model_dump_json(), json.dumps(result.replay().to_json(states=True)), repr(seen), result.to_ndjson()]
+        texts = [
+            seen.model_dump_json(),
+            json.dumps(result.replay().to_json(states=True)),
+            repr(seen),
+            result.to_ndjson(),
+        ]
         assert all(key not in text for text in texts)
 
 
@@ -417,5 +440,7 @@ def test_diff_states_reports_added_changed_removed_appended_and_replaced_items()
     assert diff.added == {"new": "n"} and diff.removed == ["gone"]
     assert diff.changed["x"].model_dump() == {"before": 1, "after": 2}
     assert diff.appended == {"log": [{"id": "3", "t": "c"}]}
-    assert [r.model_dump() for r in diff.replaced["log"]] == [{"index": 1, "before": {"id": "2", "t": "b"}, "after": {"id": "2", "t": "B"}}]
+    assert [r.model_dump() for r in diff.replaced["log"]] == [
+        {"index": 1, "before": {"id": "2", "t": "b"}, "after": {"id": "2", "t": "B"}}
+    ]
     assert diff.fields == ["gone", "log", "new", "x"]

@@ -204,9 +204,15 @@ class TestDurableInput:
         await asyncio.wait_for(consume(), timeout=5)  # the stream ends by itself
         assert [e.type for e in seen] == ["run-start", "route", "node-enter", "interrupt", "done"]
         interrupt, done = seen[-2:]
-        assert (interrupt.pause.kind, interrupt.pause.node, interrupt.pause.prompt) == ("input", "ask", "Favourite colour?")
+        assert (interrupt.pause.kind, interrupt.pause.node, interrupt.pause.prompt) == (
+            "input",
+            "ask",
+            "Favourite colour?",
+        )
         assert done.outcome == "interrupted"
-        assert done.reason.startswith("waiting for input at node 'ask': Favourite colour? — answer with g.invoke(Resume(")
+        assert done.reason.startswith(
+            "waiting for input at node 'ask': Favourite colour? — answer with g.invoke(Resume("
+        )
         assert {e.thread for e in seen} == {done.thread}
         # Nothing is lost: the streamed run resumes like an invoked one.
         resumed = ask_graph().invoke(Resume(done.thread, "ochre"))
@@ -260,9 +266,17 @@ class TestApproval:
         result = await run
         kinds = [(e.type, getattr(e, "node", None) or getattr(e, "target", None)) for e in seen]
         assert kinds == [
-            ("run-start", None), ("route", "draft"), ("node-enter", "draft"), ("node-exit", "draft"),
-            ("interrupt", None), ("answer", None), ("route", "publish"), ("node-enter", "publish"),
-            ("node-exit", "publish"), ("route", "__end__"), ("done", None),
+            ("run-start", None),
+            ("route", "draft"),
+            ("node-enter", "draft"),
+            ("node-exit", "draft"),
+            ("interrupt", None),
+            ("answer", None),
+            ("route", "publish"),
+            ("node-enter", "publish"),
+            ("node-exit", "publish"),
+            ("route", "__end__"),
+            ("done", None),
         ]
         assert [e.type for e in result.events()] == [e.type for e in seen]
 
@@ -418,7 +432,9 @@ class TestStopWaiting:
         assert first.outcome == "interrupted" and first.reason.endswith(" — gone")
         assert sorted(p.prompt for p in first.pauses) == ["a?", "b?"]
         # The run is no longer live: the approval it reaches after the answers interrupts too.
-        second = g.invoke(Resume(first, {p.id: p.prompt[0].upper() for p in first.pauses}), checkpointer=run.checkpointer)
+        second = g.invoke(
+            Resume(first, {p.id: p.prompt[0].upper() for p in first.pauses}), checkpointer=run.checkpointer
+        )
         assert second.outcome == "interrupted" and second.pauses[0].kind == "approval"
         done = g.invoke(Resume(second, True), checkpointer=run.checkpointer)
         assert done.outcome == "done" and done.state.said == ["A", "B"]

@@ -124,17 +124,29 @@ def mermaid_block(*lines: str) -> str:
 
 
 def test_rerunning_a_graph_cell_updates_its_display_in_place(kernel):
-    execute(kernel, "%load_ext nbgraph\ndef a(state): return None\ndef b(state): return None\ndef c(state): return None")
+    execute(
+        kernel, "%load_ext nbgraph\ndef a(state): return None\ndef b(state): return None\ndef c(state): return None"
+    )
     first = execute(kernel, "%%graph flow\nSTART -> a -> b -> END")
     second = execute(kernel, "%%graph flow\nSTART -> a -> c -> END")
     display_id = "nbgraph-graph-flow"
     first_graph = mermaid_block(
-        '__start__(["START"])', 'n_a["a"]', 'n_b["b"]', '__end__(["END"])',
-        "__start__ -.-> n_a", "n_a -.-> n_b", "n_b -.-> __end__",
+        '__start__(["START"])',
+        'n_a["a"]',
+        'n_b["b"]',
+        '__end__(["END"])',
+        "__start__ -.-> n_a",
+        "n_a -.-> n_b",
+        "n_b -.-> __end__",
     )
     second_graph = mermaid_block(
-        '__start__(["START"])', 'n_a["a"]', 'n_c["c"]', '__end__(["END"])',
-        "__start__ -.-> n_a", "n_a -.-> n_c", "n_c -.-> __end__",
+        '__start__(["START"])',
+        'n_a["a"]',
+        'n_c["c"]',
+        '__end__(["END"])',
+        "__start__ -.-> n_a",
+        "n_a -.-> n_c",
+        "n_c -.-> __end__",
     )
 
     # The first run displays the graph under a display id: the widget, and mermaid text.
@@ -153,7 +165,9 @@ def test_rerunning_a_graph_cell_updates_its_display_in_place(kernel):
     assert "application/vnd.jupyter.widget-view+json" in updated["data"]
     # ...and shows it below the re-run cell too, under the same id.
     displayed = contents(second, "display_data")
-    assert [(d["transient"], d["data"]["text/markdown"]) for d in displayed] == [({"display_id": display_id}, second_graph)]
+    assert [(d["transient"], d["data"]["text/markdown"]) for d in displayed] == [
+        ({"display_id": display_id}, second_graph)
+    ]
 
 
 def test_a_notebook_run_headless_without_answers_ends_saying_how(monkeypatch):

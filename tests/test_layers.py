@@ -11,20 +11,70 @@ import nbgraph
 PACKAGE = Path(nbgraph.__file__).parent
 
 LAYERS: list[tuple[str, set[str]]] = [
-    ("plain data", {
-        "nbgraph.errors", "nbgraph.names", "nbgraph.reducers", "nbgraph.state", "nbgraph.pauses",
-        "nbgraph.events", "nbgraph.history", "nbgraph.checkpoint.base", "nbgraph.checkpoint.leases", "nbgraph.hooks",
-    }),
+    (
+        "plain data",
+        {
+            "nbgraph.errors",
+            "nbgraph.names",
+            "nbgraph.reducers",
+            "nbgraph.state",
+            "nbgraph.pauses",
+            "nbgraph.events",
+            "nbgraph.history",
+            "nbgraph.checkpoint.base",
+            "nbgraph.checkpoint.leases",
+            "nbgraph.hooks",
+        },
+    ),
     ("the compiled plan", {"nbgraph.plan"}),
-    ("exports and stores", {
-        "nbgraph.export", "nbgraph.checkpoint", "nbgraph.checkpoint.log", "nbgraph.checkpoint.memory", "nbgraph.checkpoint.sqlite",
-        "nbgraph.checkpoint.redis",
-    }),
-    ("the engine", {"nbgraph.engine", "nbgraph.engine.*", "nbgraph._timeline", "nbgraph.inspection", "nbgraph.inspection.*", "nbgraph.replay"}),
+    (
+        "exports and stores",
+        {
+            "nbgraph.export",
+            "nbgraph.checkpoint",
+            "nbgraph.checkpoint.log",
+            "nbgraph.checkpoint.memory",
+            "nbgraph.checkpoint.sqlite",
+            "nbgraph.checkpoint.redis",
+        },
+    ),
+    (
+        "the engine",
+        {
+            "nbgraph.engine",
+            "nbgraph.engine.*",
+            "nbgraph._timeline",
+            "nbgraph.inspection",
+            "nbgraph.inspection.*",
+            "nbgraph.replay",
+        },
+    ),
     ("models and tools", {"nbgraph.llm", "nbgraph.llm.*"}),
     ("batches", {"nbgraph.batch", "nbgraph.batch.*"}),
-    ("the builder and the language", {"nbgraph.compiler", "nbgraph.graph", "nbgraph._running", "nbgraph.dsl", "nbgraph.dsl.*", "nbgraph.prebuilt", "nbgraph.prebuilt.heartbeat", "nbgraph"}),
-    ("the notebook layer", {"nbgraph._display", "nbgraph._observer", "nbgraph._redefined", "nbgraph.widget", "nbgraph.batch_view", "nbgraph.magics"}),
+    (
+        "the builder and the language",
+        {
+            "nbgraph.compiler",
+            "nbgraph.graph",
+            "nbgraph._running",
+            "nbgraph.dsl",
+            "nbgraph.dsl.*",
+            "nbgraph.prebuilt",
+            "nbgraph.prebuilt.heartbeat",
+            "nbgraph",
+        },
+    ),
+    (
+        "the notebook layer",
+        {
+            "nbgraph._display",
+            "nbgraph._observer",
+            "nbgraph._redefined",
+            "nbgraph.widget",
+            "nbgraph.batch_view",
+            "nbgraph.magics",
+        },
+    ),
 ]
 
 LAZY_UPWARD = {
@@ -122,7 +172,8 @@ def test_the_allowed_upward_imports_are_lazy():
     for module, imported in LAZY_UPWARD:
         tree = ast.parse(MODULES[module].read_text())
         top_level = [
-            node for node in tree.body
+            node
+            for node in tree.body
             if isinstance(node, (ast.Import, ast.ImportFrom)) and imported.rpartition(".")[2] in ast.unparse(node)
         ]
         assert not top_level, f"{module} imports {imported} at module level"
@@ -132,7 +183,8 @@ def test_no_import_cycles():
     # The listed lazy imports load a layer that then registers itself below: that loop is the design.
     graph = {
         module: {
-            imported for imported, _, typing_only in _imports(module)
+            imported
+            for imported, _, typing_only in _imports(module)
             if not typing_only and imported in MODULES and (module, imported) not in LAZY_UPWARD
         }
         for module in MODULES
@@ -149,7 +201,7 @@ def test_no_import_cycles():
             if imported.startswith(module + "."):
                 continue
             if state.get(imported) == 1:
-                cycles.append(" -> ".join(path[path.index(imported):] + [imported]))
+                cycles.append(" -> ".join(path[path.index(imported) :] + [imported]))
             elif imported not in state:
                 walk(imported)
         path.pop()
@@ -176,7 +228,9 @@ def _engine_private_attributes() -> set[str]:
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
                 if isinstance(node.ctx, ast.Store):
                     names.add(node.attr)
-            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets):
+            elif isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets
+            ):
                 names.update(ast.literal_eval(node.value))
     return {name for name in names if name.startswith("_") and not name.startswith("__")}
 
@@ -199,10 +253,14 @@ def test_no_module_outside_the_engine_reads_the_engines_private_attributes():
     private = _engine_private_attributes()
     assert {"_walker", "_run", "_result"} <= private  # (the checker sees what the engine keeps)
     reads = [
-        read for module in MODULES if not module.startswith("nbgraph.engine")
+        read
+        for module in MODULES
+        if not module.startswith("nbgraph.engine")
         for read in _private_reads(module, private)
     ]
-    assert not reads, "reads of the engine's private attributes (give Run or RunResult a public door):\n" + "\n".join(reads)
+    assert not reads, "reads of the engine's private attributes (give Run or RunResult a public door):\n" + "\n".join(
+        reads
+    )
 
 
 def test_the_private_attribute_checker_sees_a_read():

@@ -10,14 +10,25 @@ from typing import Annotated
 
 import pydantic
 import pytest
+from openai_server import OpenAIServer
+from openai_server import Reply as ServerReply
 
 from nbgraph import (
-    END, START, Budget, Graph, MemoryCheckpointer, MessagesState, OpenAIModel, Resume, ScriptedModel, llm_node, tool,
+    END,
+    START,
+    Budget,
+    Graph,
+    MemoryCheckpointer,
+    MessagesState,
+    OpenAIModel,
+    Resume,
+    ScriptedModel,
+    llm_node,
+    tool,
 )
 from nbgraph.llm import AssistantMessage, ToolMessage, UserMessage, demo_model, parse_wrappers, resolve_model
 from nbgraph.llm import resolve as resolve_module
 from nbgraph.prebuilt import input_guard, needs_nudge, nudge
-from openai_server import OpenAIServer, Reply as ServerReply
 
 KEY = "sk-test-SECRET-4f1c9a"
 
@@ -111,13 +122,14 @@ class TestOpenAIModel:
         assert result.outcome == "done", result.reason
         assert "tools" in server.requests[0] and "tools" not in server.requests[1]
         assert [(m.role, m.content) for m in result.state.messages[2:]] == [
-            ("tool", "Sunny in Paris, 24 C"), ("assistant", "Sunny in Paris.")
+            ("tool", "Sunny in Paris, 24 C"),
+            ("assistant", "Sunny in Paris."),
         ]
         assert result.state.messages[-1].tool_calls == ()
         assert [e.name for e in seen if e.type == "tool-call"] == ["get_weather"]
         errors = [e.error for e in seen if e.type == "error"]
         assert errors == [
-            "node 'agent' did not run the tool calls get_weather({\"city\": \"Rome\"}): the model was asked "
+            'node \'agent\' did not run the tool calls get_weather({"city": "Rome"}): the model was asked '
             "for an answer without tools (its max_tool_rounds=1 were used up)"
         ]
 
@@ -170,7 +182,9 @@ class TestOpenAIModel:
         monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
         result = await one_node(llm_node("x", model=OpenAIModel("gpt-4o"))).ainvoke(ask("hi"))
         assert result.outcome == "failed"
-        assert "model 'gpt-4o' has no API key: pass OpenAIModel(..., api_key=...) or set OPENAI_API_KEY" in result.reason
+        assert (
+            "model 'gpt-4o' has no API key: pass OpenAIModel(..., api_key=...) or set OPENAI_API_KEY" in result.reason
+        )
 
     async def test_the_key_never_leaks(self, server, model, tmp_path):
         from nbgraph import SQLiteCheckpointer
@@ -186,9 +200,13 @@ class TestOpenAIModel:
         # Every row the store wrote, read straight from the file.
         import sqlite3
 
-        rows = sqlite3.connect(tmp_path / "runs.db").execute(
-            "SELECT data || patches || coalesce(answers, '') FROM nbgraph_steps UNION ALL SELECT state FROM nbgraph_snapshots"
-        ).fetchall()
+        rows = (
+            sqlite3.connect(tmp_path / "runs.db")
+            .execute(
+                "SELECT data || patches || coalesce(answers, '') FROM nbgraph_steps UNION ALL SELECT state FROM nbgraph_snapshots"
+            )
+            .fetchall()
+        )
         assert len(rows) >= 4 and any("hi" in row[0] for row in rows)
         texts += [row[0] for row in rows]
         for text in texts:
@@ -207,7 +225,9 @@ class TestScriptedModel:
     async def test_replies_of_one_turn_stream_on_separate_lines(self):
         model = scripted(("Checking.", [("get_weather", {"city": "Oslo"})]), "Snow in Oslo.")
         seen = []
-        result = await one_node(llm_node("s", model=model, tools=[get_weather])).ainvoke(ask("hi"), on_event=seen.append)
+        result = await one_node(llm_node("s", model=model, tools=[get_weather])).ainvoke(
+            ask("hi"), on_event=seen.append
+        )
         assert "".join(e.text for e in seen if e.type == "text-delta") == "Checking.\nSnow in Oslo."
         assert [m.content for m in result.state.messages if m.role == "assistant"] == ["Checking.", "Snow in Oslo."]
 
@@ -282,7 +302,7 @@ class TestGuardrails:
         model = scripted(("", [("lookup", {"term": "x"})]), ("", [("lookup", {"term": "x"})]), "never")
         result = await one_node(llm_node("s", model=model, tools=[lookup])).ainvoke(ask("go"))
         assert result.outcome == "failed"
-        assert result.reason.startswith("stuck: node 'agent' repeated the failing call lookup({\"term\": \"x\"})")
+        assert result.reason.startswith('stuck: node \'agent\' repeated the failing call lookup({"term": "x"})')
         assert len(model.calls) == 2
 
     async def test_stuck_is_detected_across_executions_of_a_looping_agent(self):
@@ -294,7 +314,9 @@ class TestGuardrails:
 
         earlier = [
             UserMessage(content="go"),
-            AssistantMessage(content="", tool_calls=[ToolCallRequest(id="c1", name="lookup", arguments={"term": "x"})], node="agent"),
+            AssistantMessage(
+                content="", tool_calls=[ToolCallRequest(id="c1", name="lookup", arguments={"term": "x"})], node="agent"
+            ),
             ToolMessage(tool_call_id="c1", name="lookup", content="error: down", is_error=True, node="agent"),
         ]
         model = scripted(("", [("lookup", {"term": "x"})]))
@@ -302,7 +324,9 @@ class TestGuardrails:
         assert result.outcome == "failed" and result.reason.startswith("stuck: node 'agent' repeated the failing call")
         # A person speaking in between is a fresh start.
         model = scripted(("", [("lookup", {"term": "x"})]), "gave up")
-        result = await one_node(llm_node("s", model=model, tools=[lookup])).ainvoke({"messages": [*earlier, UserMessage(content="try again")]})
+        result = await one_node(llm_node("s", model=model, tools=[lookup])).ainvoke(
+            {"messages": [*earlier, UserMessage(content="try again")]}
+        )
         assert result.outcome == "done"
 
     async def test_a_completion_tool_runs_last_and_ends_the_turn(self):
@@ -328,7 +352,9 @@ class TestGuardrails:
         recovered = scripted("", " ", "", "at last")
         result = await one_node(llm_node("s", model=recovered)).ainvoke(ask("go"))
         assert result.outcome == "done" and result.state.messages[-1].content == "at last"
-        assert [m.content for m in recovered.calls[3].messages if m.role == "user"][-1].startswith("Your reply was empty")
+        assert [m.content for m in recovered.calls[3].messages if m.role == "user"][-1].startswith(
+            "Your reply was empty"
+        )
 
         silent = scripted("", "", "", "")
         result = await one_node(llm_node("s", model=silent)).ainvoke(ask("go"))
@@ -345,7 +371,10 @@ class TestGuardrails:
         assert result.outcome == "done", result.reason
         error = server.requests[1]["messages"][-1]
         assert error["role"] == "tool"
-        assert "invalid arguments for get_weather: city: Field required; town: Extra inputs are not permitted" in error["content"]
+        assert (
+            "invalid arguments for get_weather: city: Field required; town: Extra inputs are not permitted"
+            in error["content"]
+        )
         assert result.state.messages[2].is_error and not result.state.messages[4].is_error
 
     async def test_unknown_tool_and_non_object_arguments_are_reported(self, server, model):
@@ -359,11 +388,16 @@ class TestGuardrails:
             return f"Sunny in {city}"
 
         seen = []
-        result = await one_node(llm_node("s", model=model, tools=[get_weather])).ainvoke(ask("go"), on_event=seen.append)
+        result = await one_node(llm_node("s", model=model, tools=[get_weather])).ainvoke(
+            ask("go"), on_event=seen.append
+        )
         assert result.outcome == "done", result.reason
         assert ran == []  # neither call reached a tool
         calls = result.state.messages[1].tool_calls
-        assert [(c.name, c.arguments, c.raw_arguments) for c in calls] == [("nope", {}, None), ("get_weather", {}, "[1]")]
+        assert [(c.name, c.arguments, c.raw_arguments) for c in calls] == [
+            ("nope", {}, None),
+            ("get_weather", {}, "[1]"),
+        ]
         errors = result.state.messages[2:4]
         assert [(m.role, m.tool_call_id, m.name, m.is_error, m.content) for m in errors] == [
             ("tool", calls[0].id, "nope", True, "error: there is no tool 'nope'; the tools are: get_weather"),
@@ -389,7 +423,9 @@ class TestGuardrails:
             return a + b
 
         model = scripted(("", [("slow_add", {"a": 2, "b": "3"})]), "The sum is 5.")
-        node = llm_node("s", model=model, tools=[slow_add], extract=lambda text: {"answer": int(text.split()[-1].rstrip("."))})
+        node = llm_node(
+            "s", model=model, tools=[slow_add], extract=lambda text: {"answer": int(text.split()[-1].rstrip("."))}
+        )
         result = await one_node(node, state=dict).ainvoke({"messages": ["2+3?"]})
         assert result.outcome == "done", result.reason
         assert result.state["answer"] == 5 and result.state["messages"][2].content == "5"
@@ -439,14 +475,17 @@ class TestGuardrails:
         assert result.outcome == "done", result.reason
         assert ran == [0] and [c.tool_choice for c in model.calls] == ["auto", "none"]
         assert [(m.role, m.content) for m in result.state.messages] == [
-            ("user", "go"), ("assistant", ""), ("tool", "0"), ("assistant", "Here is x.")
+            ("user", "go"),
+            ("assistant", ""),
+            ("tool", "0"),
+            ("assistant", "Here is x."),
         ]
         assert result.state.messages[-1].tool_calls == ()
         # Recorded with the step, so the trace and the live view show it.
         [note] = [e for e in result.history[0].events if e.type == "error"]
         assert (note.type, note.node, note.error_type) == ("error", "agent", "ToolCallsNotRun")
         assert note.error == (
-            "node 'agent' did not run the tool calls t({\"x\": 1}), t({\"x\": 2}): the model was asked "
+            'node \'agent\' did not run the tool calls t({"x": 1}), t({"x": 2}): the model was asked '
             "for an answer without tools (its max_tool_rounds=1 were used up)"
         )
 
@@ -457,7 +496,9 @@ class TestGuardrails:
         assert result.outcome == "done" and ran == [0]
         assert [c.tool_choice for c in model.calls] == ["auto", "none", "none"]
         assert [m.role for m in result.state.messages] == ["user", "assistant", "tool", "user", "assistant"]
-        assert result.state.messages[3].content.startswith("No tools are available now, and the calls in your reply were not run.")
+        assert result.state.messages[3].content.startswith(
+            "No tools are available now, and the calls in your reply were not run."
+        )
 
         # A model that never stops calling: one round runs, then the run fails saying why.
         ran.clear()
@@ -477,7 +518,7 @@ class TestGuardrails:
         assert result.outcome == "done" and [m.role for m in result.state.messages] == ["user", "assistant"]
         assert [e.type for e in seen if e.type in ("tool-call", "tool-result")] == []
         assert [e.error for e in seen if e.type == "error"] == [
-            "node 'agent' did not run the tool calls get_weather({\"city\": \"A\"}): the model was asked "
+            'node \'agent\' did not run the tool calls get_weather({"city": "A"}): the model was asked '
             "for an answer without tools (the node has no tools)"
         ]
 
@@ -502,10 +543,19 @@ class TestBudgets:
         ],
     )
     async def test_real_usage_counts_against_each_dimension(self, server, budget, reason):
-        server.script(*[ServerReply(tool_calls=[("get_weather", {"city": str(i)})], prompt_tokens=50, completion_tokens=10) for i in range(5)])
-        async with OpenAIModel("priced", base_url=server.base_url, api_key=KEY, max_retries=0, prices=(1.0, 1.0)) as model:
+        server.script(
+            *[
+                ServerReply(tool_calls=[("get_weather", {"city": str(i)})], prompt_tokens=50, completion_tokens=10)
+                for i in range(5)
+            ]
+        )
+        async with OpenAIModel(
+            "priced", base_url=server.base_url, api_key=KEY, max_retries=0, prices=(1.0, 1.0)
+        ) as model:
             # 60 tokens at $1 per million tokens each way: $0.00006 a call.
-            result = await one_node(llm_node("s", model=model, tools=[get_weather], max_tool_rounds=9)).ainvoke(ask("go"), budget=budget)
+            result = await one_node(llm_node("s", model=model, tools=[get_weather], max_tool_rounds=9)).ainvoke(
+                ask("go"), budget=budget
+            )
         assert result.outcome == "aborted" and result.reason == reason
 
     async def test_seconds_count_the_time_spent_on_the_model(self, server):
@@ -543,18 +593,27 @@ class TestStructuredOutput:
         assert '"score"' in model.calls[0].messages[0].content  # the schema is in the prompt
 
     async def test_one_repair_request_then_success(self, server, model):
-        server.script(ServerReply(text='{"label": "good", "score": 70}'), ServerReply(text='{"label": "good", "score": 7}'))
-        result = await one_node(llm_node("Judge.", model=model, output=Verdict), state=dict).ainvoke({"messages": ["x"]})
+        server.script(
+            ServerReply(text='{"label": "good", "score": 70}'), ServerReply(text='{"label": "good", "score": 7}')
+        )
+        result = await one_node(llm_node("Judge.", model=model, output=Verdict), state=dict).ainvoke(
+            {"messages": ["x"]}
+        )
         assert result.outcome == "done" and result.state["score"] == 7
         assert [m["role"] for m in server.requests[1]["messages"]] == ["system", "user", "assistant", "user"]
         repair = server.requests[1]["messages"][-1]
-        assert repair["role"] == "user" and "not valid JSON for Verdict: score: Input should be less than or equal to 10" in repair["content"]
+        assert (
+            repair["role"] == "user"
+            and "not valid JSON for Verdict: score: Input should be less than or equal to 10" in repair["content"]
+        )
 
     async def test_still_invalid_after_the_repair_fails(self):
         model = scripted("not json", "still not json")
         result = await one_node(llm_node("Judge.", model=model, output=Verdict)).ainvoke(ask("x"))
         assert result.outcome == "failed"
-        assert result.reason.startswith("invalid output: node 'agent' replied with no valid Verdict after one repair request")
+        assert result.reason.startswith(
+            "invalid output: node 'agent' replied with no valid Verdict after one repair request"
+        )
 
 
 class TestConversation:
@@ -568,7 +627,9 @@ class TestConversation:
             g.add_edge("agent", END)
             result = await g.ainvoke(ask("go"))
             assert result.path == ["agent", "agent"]
-            note = "Graph node 'agent' visit #2. Prior visit's output is provided above; refine your response based on it."
+            note = (
+                "Graph node 'agent' visit #2. Prior visit's output is provided above; refine your response based on it."
+            )
             second = [m.content for m in model.calls[1].messages]
             assert (note in second) is expected
             if expected:
@@ -618,7 +679,11 @@ class TestPrebuilt:
         g.add_edge(START, "guard")
         g.add_edge("guard", "agent")
         g.add_edge("agent", END)
-        history = [UserMessage(content="old " * 30), AssistantMessage(content="older " * 30), UserMessage(content="new question")]
+        history = [
+            UserMessage(content="old " * 30),
+            AssistantMessage(content="older " * 30),
+            UserMessage(content="new question"),
+        ]
         result = await g.ainvoke({"messages": history})
         assert [m.content for m in model.calls[0].messages] == ["s", "new question"]
         assert len(result.state.messages) == 4  # the state keeps everything
@@ -646,7 +711,9 @@ class TestPrebuilt:
         assert [m.content for m in model.calls[0].messages] == ["hi", clean]
         messages = result.state["messages"]
         assert [(type(m), m.content) for m in messages] == [
-            (UserMessage, "old " * 200), (UserMessage, clean), (AssistantMessage, "ok")
+            (UserMessage, "old " * 200),
+            (UserMessage, clean),
+            (AssistantMessage, "ok"),
         ]
         assert result.state["guard"]["window_start"] == messages[1].id
         assert [m.id for m in result.state_at(0)["messages"]] == [m.id for m in messages[:2]]
@@ -660,7 +727,9 @@ class TestPrebuilt:
         g.add_edge("read", END)
         result = await g.ainvoke({"messages": ["one"]})
         assert [(m.role, m.content) for m in result.state["messages"]] == [
-            ("user", "one"), ("user", "from a node"), ("assistant", "a dict")
+            ("user", "one"),
+            ("user", "from a node"),
+            ("assistant", "a dict"),
         ]
         assert result.state["seen"] == [m.id for m in result.state["messages"]]
         kept = [{"id": "x", "text": "not a message"}, {"text": "no id, no message"}, 3]

@@ -17,11 +17,12 @@ from pathlib import Path
 
 import openai
 import pytest
+from openai_server import OpenAIServer
+from openai_server import Reply as ServerReply
 
 from nbgraph import END, START, Graph, MessagesState, OpenAIModel, SQLiteCheckpointer, llm_node
 from nbgraph.llm import UserMessage
 from nbgraph.llm._redact import REDACTED, Redactor
-from openai_server import OpenAIServer, Reply as ServerReply
 
 KEY = "sk-proj-SECRETk9Rv2LmTq7XbWnQxZw"
 TAIL = KEY[-4:]
@@ -50,7 +51,9 @@ async def run(server: OpenAIServer, tmp_path: Path, **node_options: object) -> t
     store = SQLiteCheckpointer(tmp_path / "runs.db")
     async with OpenAIModel("gpt-4o-mini", base_url=server.base_url, api_key=KEY, max_retries=0) as model:
         g = one_node(model, **node_options)
-        result = await g.ainvoke({"messages": [UserMessage(content="Say hello")]}, checkpointer=store, on_event=events.append)
+        result = await g.ainvoke(
+            {"messages": [UserMessage(content="Say hello")]}, checkpointer=store, on_event=events.append
+        )
         inspected = result.inspect(1)
         (tmp_path / "trace.ndjson").write_text(result.to_ndjson())
         (tmp_path / "inspection.txt").write_text(
@@ -61,7 +64,9 @@ async def run(server: OpenAIServer, tmp_path: Path, **node_options: object) -> t
     return result, events
 
 
-def kept_texts(tmp_path: Path, result: object, events: list[object], caplog: pytest.LogCaptureFixture) -> dict[str, str]:
+def kept_texts(
+    tmp_path: Path, result: object, events: list[object], caplog: pytest.LogCaptureFixture
+) -> dict[str, str]:
     """Everything the run left behind, by where it was found."""
     kept = {str(path.name): path.read_bytes().decode("latin-1") for path in tmp_path.iterdir() if path.is_file()}
     kept["events"] = "\n".join(event.model_dump_json() for event in events)  # type: ignore[attr-defined]
@@ -108,7 +113,9 @@ ERRORS = [
         id="403-whole-key",
     ),
     pytest.param(
-        ServerReply(status=403, text="Incorrect API key provided: {masked_key}. Find your key at https://platform.openai.com."),
+        ServerReply(
+            status=403, text="Incorrect API key provided: {masked_key}. Find your key at https://platform.openai.com."
+        ),
         "answered 403: Incorrect API key provided: [redacted]. Find your key at https://platform.openai.com.",
         id="403-masked-key",
     ),
@@ -133,7 +140,9 @@ async def test_an_error_quoting_the_key_leaves_it_nowhere(server, tmp_path, capl
     result, events = await run(server, tmp_path)
 
     assert result.outcome == "failed"
-    assert f"node 'agent' failed at step 1: ModelError: model 'gpt-4o-mini' at {server.base_url} {told}" == result.reason
+    assert (
+        f"node 'agent' failed at step 1: ModelError: model 'gpt-4o-mini' at {server.base_url} {told}" == result.reason
+    )
     assert [e.error for e in events if e.type == "error"] == [result.reason]
     assert_no_secret(kept_texts(tmp_path, result, events, caplog))
 
@@ -150,7 +159,10 @@ async def test_the_failed_runs_error_holds_no_openai_exception(server, tmp_path,
 
 
 async def test_the_server_really_quotes_the_key_it_was_sent(server):
-    server.script(ServerReply(status=403, text="key {key} may not use this model"), ServerReply(status=400, text="got {masked_key}"))
+    server.script(
+        ServerReply(status=403, text="key {key} may not use this model"),
+        ServerReply(status=400, text="got {masked_key}"),
+    )
     async with openai.AsyncOpenAI(base_url=server.base_url, api_key=KEY, max_retries=0) as client:
         messages = [{"role": "user", "content": "hi"}]
         with pytest.raises(openai.PermissionDeniedError) as whole:

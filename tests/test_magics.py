@@ -56,7 +56,10 @@ class TestGraphCell:
         assert graph.invoke({"q": "deep"}).path == ["research", "analyze", "summarize"]
 
     def test_state_option_resolves_a_model(self, shell):
-        run(shell, "import pydantic\nclass S(pydantic.BaseModel):\n    q: str = ''\n    has_findings: bool = False\n    analyzed: bool = False\n    summary: str = ''")
+        run(
+            shell,
+            "import pydantic\nclass S(pydantic.BaseModel):\n    q: str = ''\n    has_findings: bool = False\n    analyzed: bool = False\n    summary: str = ''",
+        )
         shell.run_cell_magic("graph", "typed --state S --on-max-steps flag", GRAPH)
         graph = shell.user_ns["typed"]
         assert graph.state is shell.user_ns["S"] and graph.on_max_steps == "flag"
@@ -70,7 +73,9 @@ class TestGraphCell:
         assert isinstance(shell.user_ns["durable"].checkpointer, SQLiteCheckpointer)
 
     def test_settle_and_max_concurrency(self, shell):
-        run(shell, """
+        run(
+            shell,
+            """
 import asyncio
 running, most = [], [0]
 
@@ -87,7 +92,8 @@ def arm(name):
 
 fan = lambda state: None
 a, b, c = arm("a"), arm("b"), arm("c")
-""")
+""",
+        )
         arms = "START -> fan -> a & b & c\na -> END\nb -> END\nc -> END\n"
         shell.run_cell_magic("graph", "arms --settle all --max-concurrency 1", arms)
         graph = shell.user_ns["arms"]
@@ -159,9 +165,7 @@ class TestNodeCell:
         assert callable(shell.user_ns["shout"])
 
     def test_node_with_await_and_approval(self, shell):
-        shell.run_cell_magic(
-            "node", "ask --approval", "name = await ctx.request_input('Name?')\nreturn {'name': name}"
-        )
+        shell.run_cell_magic("node", "ask --approval", "name = await ctx.request_input('Name?')\nreturn {'name': name}")
         shell.run_cell_magic("graph", "g", "START -> ask -> END")
         graph = shell.user_ns["g"]
         assert graph.nodes["ask"].approval and graph.nodes["ask"].is_async
@@ -244,7 +248,10 @@ class TestLineMagic:
         run(shell, f'%graph run g {{"q": "deep"}} {options}')
         result = shell.user_ns["_result"]
         assert (result.outcome, result.pauses[0].kind, result.pauses[0].at, result.pauses[0].path) == (
-            "interrupted", "breakpoint", "before", "research"
+            "interrupted",
+            "breakpoint",
+            "before",
+            "research",
         )
         assert capsys.readouterr().out.startswith("interrupted: (no steps)\npaused at the breakpoint before 'research'")
         assert (result.thread == "stepped") == ("thread" in options)
@@ -283,7 +290,7 @@ class TestLineMagic:
             ("3", "summarize", r"-> END"),
         ]
         assert len(lines) == 1 + len(rows)
-        for line, (step, node, edge) in zip(lines[1:], rows):
+        for line, (step, node, edge) in zip(lines[1:], rows, strict=True):
             # step, node, visit, ms (one decimal), the edge taken; no tokens, no error.
             match = re.fullmatch(rf"{step} +{node} +1 +(\d+\.\d) +{edge}", line)
             assert match, line
@@ -333,10 +340,17 @@ class TestLineMagic:
         events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
         assert [e["type"] for e in events] == [
             "run-start",
-            "route", "node-enter", "node-exit",
-            "route", "node-enter", "node-exit",
-            "route", "node-enter", "node-exit",
-            "route", "done",
+            "route",
+            "node-enter",
+            "node-exit",
+            "route",
+            "node-enter",
+            "node-exit",
+            "route",
+            "node-enter",
+            "node-exit",
+            "route",
+            "done",
         ]
         assert [(e["source"], e["target"], e["label"]) for e in events if e["type"] == "route"] == [
             ("__start__", "research", None),

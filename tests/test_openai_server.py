@@ -14,7 +14,6 @@ from pathlib import Path
 import openai
 import pytest
 from openai.types.chat import ChatCompletionChunk
-
 from openai_server import OpenAIServer, Reply
 
 MESSAGES = [
@@ -139,9 +138,7 @@ async def test_callable_default_sees_the_request():
 async def test_rate_limit_is_retried_by_the_client(server, client):
     server.script(Reply(status=429, text="slow down"), Reply(text="after the retry"))
 
-    completion = await client.with_options(max_retries=2).chat.completions.create(
-        model="gpt-test", messages=MESSAGES
-    )
+    completion = await client.with_options(max_retries=2).chat.completions.create(model="gpt-test", messages=MESSAGES)
 
     assert completion.choices[0].message.content == "after the retry"
     assert len(server.requests) == 2

@@ -8,14 +8,66 @@ import sys
 import nbgraph
 
 EXPECTED_NAMES = {
-    "END", "START",
-    "Approval", "Batch", "BatchProgress", "BatchRow", "BranchState", "Budget", "Checkpoint", "CheckpointError", "Checkpointer", "Context", "End", "Event", "FiredEdge", "Fork", "Frame", "Goto",
-    "Graph", "GraphSyntaxError", "GraphValidationError", "GraphWarning", "InvalidUpdate", "Lease", "LeaseLost", "MaxStepsExceeded",
-    "MemoryCheckpointer", "MessagesState", "NbgraphError", "NoEdgeMatched", "NoPendingRequest",
-    "OpenAIModel", "Outcome", "Pause", "Reducer", "RedisCheckpointer", "Resume", "ResumeError", "RouteDecision",
-    "RoutingError", "Run", "RunFailed", "RunResult", "RunStillRunning", "SQLiteCheckpointer",
-    "ScriptedModel", "Send", "StateView", "Step", "ThreadBusy", "ThreadExists",
-    "accumulate", "append", "compare", "default_checkpointer", "llm_node", "merge", "overwrite", "parse_ndjson", "tool",
+    "END",
+    "START",
+    "Approval",
+    "Batch",
+    "BatchProgress",
+    "BatchRow",
+    "BranchState",
+    "Budget",
+    "Checkpoint",
+    "CheckpointError",
+    "Checkpointer",
+    "Context",
+    "End",
+    "Event",
+    "FiredEdge",
+    "Fork",
+    "Frame",
+    "Goto",
+    "Graph",
+    "GraphSyntaxError",
+    "GraphValidationError",
+    "GraphWarning",
+    "InvalidUpdate",
+    "Lease",
+    "LeaseLost",
+    "MaxStepsExceeded",
+    "MemoryCheckpointer",
+    "MessagesState",
+    "NbgraphError",
+    "NoEdgeMatched",
+    "NoPendingRequest",
+    "OpenAIModel",
+    "Outcome",
+    "Pause",
+    "Reducer",
+    "RedisCheckpointer",
+    "Resume",
+    "ResumeError",
+    "RouteDecision",
+    "RoutingError",
+    "Run",
+    "RunFailed",
+    "RunResult",
+    "RunStillRunning",
+    "SQLiteCheckpointer",
+    "ScriptedModel",
+    "Send",
+    "StateView",
+    "Step",
+    "ThreadBusy",
+    "ThreadExists",
+    "accumulate",
+    "append",
+    "compare",
+    "default_checkpointer",
+    "llm_node",
+    "merge",
+    "overwrite",
+    "parse_ndjson",
+    "tool",
 }
 
 
@@ -50,7 +102,7 @@ def test_a_graph_runs_by_verb_and_where_a_run_starts_is_its_input():
 def test_all_is_sorted():
     # Python's own sorted(): case-sensitive, so capitalised names come before lowercase ones.
     names = list(nbgraph.__all__)
-    inversions = [f"{a!r} before {b!r}" for a, b in zip(names, names[1:]) if a > b]
+    inversions = [f"{a!r} before {b!r}" for a, b in zip(names, names[1:], strict=False) if a > b]
     assert names == sorted(names), "__all__ is not sorted: " + ", ".join(inversions)
 
 

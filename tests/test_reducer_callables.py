@@ -121,7 +121,9 @@ class TestCallablesAreReducers:
         assert one_node(lambda s: {"total": "5"}, state).invoke({}).state.total == 5
         assert seen == [5]
         failed = one_node(lambda s: {"total": "many"}, state).invoke({})
-        assert failed.outcome == "failed" and "node 'node' set field 'total' to 'many', which is invalid" in failed.reason
+        assert (
+            failed.outcome == "failed" and "node 'node' set field 'total' to 'many', which is invalid" in failed.reason
+        )
         assert seen == [5]
 
     def test_a_builtin_without_a_signature_is_trusted(self):
@@ -147,7 +149,9 @@ class TestCallablesAreReducers:
         assert schema.reducers["results"].name == "add"
         g = one_node(lambda s: {"log": "x", "tokens": 3, "results": ["y"]}, State)
         assert g.invoke({"log": ["w"], "tokens": 1, "results": ["z"]}).state.model_dump() == {
-            "log": ["w", "x"], "tokens": 4, "results": ["z", "y"],
+            "log": ["w", "x"],
+            "tokens": 4,
+            "results": ["z", "y"],
         }
 
 
@@ -172,14 +176,26 @@ class TestPydanticMetadataIsNoReducer:
 
     def test_the_latest_value_wins_and_each_still_validates(self):
         g = Graph("checked", state=self.Checked)
-        g.add_node("a", lambda s: {"shout": "a", "trimmed": " a ", "capped": 1, "shown": 1, "even": 2, "positive": 1, "noted": 1})
-        g.add_node("b", lambda s: {"shout": "b", "trimmed": " b ", "capped": 200, "shown": 2, "even": 4, "positive": 2, "noted": 2})
+        g.add_node(
+            "a",
+            lambda s: {"shout": "a", "trimmed": " a ", "capped": 1, "shown": 1, "even": 2, "positive": 1, "noted": 1},
+        )
+        g.add_node(
+            "b",
+            lambda s: {"shout": "b", "trimmed": " b ", "capped": 200, "shown": 2, "even": 4, "positive": 2, "noted": 2},
+        )
         g.add_edge(START, "a")
         g.add_edge("a", "b")
         g.add_edge("b", END)
         state = g.invoke({}).state
         assert (state.shout, state.trimmed, state.capped, state.shown, state.even, state.positive, state.noted) == (
-            "B", "b", 100, 2, 4, 2, 2,
+            "B",
+            "b",
+            100,
+            2,
+            4,
+            2,
+            2,
         )
         assert state.model_dump()["shown"] == "#2"
 
@@ -202,7 +218,9 @@ class TestRefused:
 
         with pytest.raises(GraphValidationError) as caught:
             one_node(lambda s: None, State).compile()
-        two = "cannot take two positional arguments; a reducer is called as fn(current, update) and returns the new value"
+        two = (
+            "cannot take two positional arguments; a reducer is called as fn(current, update) and returns the new value"
+        )
         assert caught.value.problems == [
             f"state State, field 'size': its reducer len(obj, /) {two}",
             f"state State, field 'one': its reducer <lambda>(value) {two}",
@@ -220,7 +238,9 @@ class TestRefused:
     )
     def test_several_reducers_on_one_field_are_refused(self, annotation, found):
         state = _state(results=(annotation, []))
-        with pytest.raises(GraphValidationError, match=re.escape(f"state Made, field 'results' has {found}; a field takes one")):
+        with pytest.raises(
+            GraphValidationError, match=re.escape(f"state Made, field 'results' has {found}; a field takes one")
+        ):
             one_node(lambda s: None, state).compile()
 
     @pytest.mark.parametrize(
@@ -237,7 +257,10 @@ class TestRefused:
         class State(TypedDict):
             results: Annotated[list[str], operator.add]
 
-        with pytest.raises(GraphValidationError, match="state State is a TypedDict, which nbgraph does not take; make it a pydantic BaseModel"):
+        with pytest.raises(
+            GraphValidationError,
+            match="state State is a TypedDict, which nbgraph does not take; make it a pydantic BaseModel",
+        ):
             one_node(lambda s: None, State).compile()
 
 
@@ -272,7 +295,9 @@ class TestReducerFailures:
         result = mapped(_state(items=(list[int], []), results=(Annotated[list[str], picky], []))).invoke({})
         assert result.outcome == "failed"
         assert (result.error.node, result.error.field) == ("work", "results")
-        assert "node 'work': the picky reducer of field 'results' rejected ['r2']: ValueError: no r2 here" in result.reason
+        assert (
+            "node 'work': the picky reducer of field 'results' rejected ['r2']: ValueError: no r2 here" in result.reason
+        )
         assert result.state.results == []  # the step is dropped whole: no branch of it folded in
 
 
@@ -320,10 +345,13 @@ class TestDurable:
             assert [list(frame.values["results"]) for frame in replay(result).frames] == states
         # The store keeps the field's new value whole after each step that changed it, never as an extension.
         with closing(sqlite3.connect(path)) as db:
-            rows = db.execute("SELECT patches FROM nbgraph_steps WHERE thread = ? ORDER BY step", (durable.thread,)).fetchall()
+            rows = db.execute(
+                "SELECT patches FROM nbgraph_steps WHERE thread = ? ORDER BY step", (durable.thread,)
+            ).fetchall()
         patches = [patch for (text,) in rows for patch in json.loads(text)]
         assert all("results" not in patch.get("extend", {}) for patch in patches)
         assert [patch["set"]["results"] for patch in patches if "results" in patch.get("set", {})] == [
-            ["r1", "r2", "r3"], final,
+            ["r1", "r2", "r3"],
+            final,
         ]
         assert SQLiteCheckpointer(path).get(durable.thread).state["results"] == final

@@ -37,7 +37,12 @@ class Counter:
 
 def writer(counter: Counter, *, approval: bool = False) -> Graph:
     g = Graph("writer", state=Doc, max_steps=20)
-    g.add_node("draft", counter.wrap(lambda s: {"version": s.version + 1, "text": f"v{s.version + 1}", "notes": [f"draft {s.version + 1}"]}))
+    g.add_node(
+        "draft",
+        counter.wrap(
+            lambda s: {"version": s.version + 1, "text": f"v{s.version + 1}", "notes": [f"draft {s.version + 1}"]}
+        ),
+    )
     g.add_node("review", counter.wrap(lambda s: {"ok": s.version >= 2}))
     g.add_node("publish", counter.wrap(lambda s: {"published": s.text}), approval=approval)
     g.add_edge(START, "draft")
@@ -90,7 +95,9 @@ class TestFromAResult:
         last = frames[-1]
         dag = result.to_dag()
         assert last.visits == {n["id"]: n["visits"] for n in dag["nodes"] if n.get("visits")}
-        assert {k: v for k, v in last.fired.items()} == {(e["from"], e["to"]): e["fired"] for e in dag["edges"] if e["fired"]}
+        assert {k: v for k, v in last.fired.items()} == {
+            (e["from"], e["to"]): e["fired"] for e in dag["edges"] if e["fired"]
+        }
         for i in range(1, len(frames)):
             frames.inspect(i)
         assert counter.calls == calls  # no node ran while replaying or inspecting
@@ -102,17 +109,36 @@ class TestFromAResult:
         calls = counter.calls
         frames = replay(result)
         assert [(f.path, f.branch) for f in frames[1:]] == [
-            ("plan", None), ("left", "left"), ("right", "right"),
-            ("research/a", None), ("research/b", None), ("research", None),
-            ("work", "work[0]"), ("work", "work[1]"), ("work", "work[2]"),
+            ("plan", None),
+            ("left", "left"),
+            ("right", "right"),
+            ("research/a", None),
+            ("research/b", None),
+            ("research", None),
+            ("work", "work[0]"),
+            ("work", "work[1]"),
+            ("work", "work[2]"),
         ]
         assert frames[5].state["notes"] == ["left", "right", "inner a", "inner b"]  # the sub-graph's step, as it ran
-        assert frames[-1].visits == {"plan": 1, "left": 1, "right": 1, "research/a": 1, "research/b": 1, "research": 1, "work": 3}
+        assert frames[-1].visits == {
+            "plan": 1,
+            "left": 1,
+            "right": 1,
+            "research/a": 1,
+            "research/b": 1,
+            "research": 1,
+            "work": 3,
+        }
         assert frames[-1].fired[("research/__start__", "research/a")] == 1
         assert frames[-1].to_json(state=False)["fired"]["research/a\u2192research/b"] == 1
         assert frames[-1].state == result.state.model_dump()
         seen = frames.inspect(8)
-        assert (seen.node, seen.branch, seen.payload, seen.change.appended) == ("work", "work[1]", "y", {"notes": ["work y"]})
+        assert (seen.node, seen.branch, seen.payload, seen.change.appended) == (
+            "work",
+            "work[1]",
+            "y",
+            {"notes": ["work y"]},
+        )
         assert counter.calls == calls
 
     def test_a_mapped_sub_graph_changes_the_run_state_only_through_its_output(self):
@@ -171,7 +197,9 @@ class TestFromAThread:
         assert states(with_graph) == states(g.invoke({}).replay())
         loose = Replay.from_thread(store, "t")  # folded as a dict state: the latest value wins
         plain = ["version", "text", "ok", "published"]
-        assert [{k: s[k] for k in plain} for s in states(loose)[1:]] == [{k: s[k] for k in plain} for s in states(with_graph)[1:]]
+        assert [{k: s[k] for k in plain} for s in states(loose)[1:]] == [
+            {k: s[k] for k in plain} for s in states(with_graph)[1:]
+        ]
         assert loose[-1].state["notes"] == ["draft 2"]  # an append field it cannot know of
         assert any("no graph was given" in note for note in loose.missing)
         assert loose.inspect(2).candidates == []
@@ -277,7 +305,9 @@ class TestFromNDJSON:
 
         frames = replay(to_ndjson(events), graph=g)
         assert [(f.node, f.error) for f in frames[1:]] == [
-            ("first", None), ("fails", "node 'fails' failed at step 2: RuntimeError: not yet"), ("fails", None),
+            ("first", None),
+            ("fails", "node 'fails' failed at step 2: RuntimeError: not yet"),
+            ("fails", None),
         ]
         assert frames[-1].state["ok"] is True and frames[2].state["ok"] is False
         assert frames.outcome == "done"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from turns import within
+
 from nbgraph import END, START, Graph, MemoryCheckpointer, MessagesState, Resume, ScriptedModel, llm_node, tool
 from nbgraph.llm.model import Reply
-
-from turns import within
 
 
 def drafting_graph(searches: list[str]) -> Graph:
@@ -74,7 +74,10 @@ def test_a_second_question_counts_the_answers_a_resume_gives_back():
     g.add_edge("ask_twice", END)
     store = MemoryCheckpointer()
     first = g.invoke({}, checkpointer=store)
-    assert first.pauses[0].reruns.answered == 0 and first.pauses[0].reruns.note == "a resume runs 'ask_twice' again from its start"
+    assert (
+        first.pauses[0].reruns.answered == 0
+        and first.pauses[0].reruns.note == "a resume runs 'ask_twice' again from its start"
+    )
     second = g.invoke(Resume(first, "Ada"), checkpointer=store)
     assert second.pauses[0].reruns.answered == 1
     assert second.pauses[0].reruns.note.endswith("(its 1 earlier answer kept)")

@@ -191,7 +191,9 @@ class TestBadUpdates:
         assert "must return a dict of state updates, None, Goto" in result.reason
 
     def test_invalid_input_is_rejected_before_running(self):
-        with pytest.raises(InvalidUpdate, match="input does not fit state State: count: Input should be a valid integer"):
+        with pytest.raises(
+            InvalidUpdate, match="input does not fit state State: count: Input should be a valid integer"
+        ):
             one_node(lambda s: None).invoke({"count": "lots"})
 
     def test_failed_update_keeps_previous_state(self):

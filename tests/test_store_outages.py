@@ -29,8 +29,8 @@ from typing import Annotated, Any
 
 import pydantic
 import pytest
-
 from faults import RedisProcess, ReplyLosingProxy, fill_up, tmpfs
+
 from nbgraph import (
     END,
     START,
@@ -82,7 +82,9 @@ def outline(history) -> list[tuple]:
 REFERENCE = outline(rounds_graph(Counter()).invoke({}, checkpointer=MemoryCheckpointer()).history)
 
 
-def run_into(store, fault: Callable[[], Any], mend_while_failing: Callable[[], Any] | None, *, failing: str, reason: str) -> Counter:
+def run_into(
+    store, fault: Callable[[], Any], mend_while_failing: Callable[[], Any] | None, *, failing: str, reason: str
+) -> Counter:
     """Run the rounds on ``store`` until ``fault`` fails a write; check what the run says
     and what the store holds. ``mend_while_failing`` runs as the run records its failure."""
     calls: Counter = Counter()
@@ -95,9 +97,14 @@ def run_into(store, fault: Callable[[], Any], mend_while_failing: Callable[[], A
 
     result = rounds_graph(calls, fault).invoke({}, thread="rounds", checkpointer=store, on_event=listen)
     assert result.outcome == "failed", result.reason
-    found = re.fullmatch(rf"{re.escape(store.name)}: could not {failing} \(thread 'rounds', step (\d+)\): {reason}", result.reason)
+    found = re.fullmatch(
+        rf"{re.escape(store.name)}: could not {failing} \(thread 'rounds', step (\d+)\): {reason}", result.reason
+    )
     assert found, result.reason
-    assert isinstance(result.error, CheckpointError) and (result.error.store, result.error.thread) == (store.name, "rounds")
+    assert isinstance(result.error, CheckpointError) and (result.error.store, result.error.thread) == (
+        store.name,
+        "rounds",
+    )
     assert seen.count("error") == 1 and seen[-1] == "done"
     # Round FAULT_AT ran and was cut short: the run stands where the store stands.
     assert calls[FAULT_AT, BRANCHES - 1] == 1 and calls[FAULT_AT + 1, 0] == 0
@@ -138,8 +145,11 @@ def test_sqlite_write_lock_held_past_the_busy_timeout(tmp_path, mended):
     holder = sqlite3.connect(path, isolation_level=None)  # another program using the same file
     release = lambda: holder.execute("ROLLBACK")  # noqa: E731
     calls = run_into(
-        store, lambda: holder.execute("BEGIN IMMEDIATE"), release if mended == MENDED[0] else None,
-        failing="write", reason=r"OperationalError: database is locked",
+        store,
+        lambda: holder.execute("BEGIN IMMEDIATE"),
+        release if mended == MENDED[0] else None,
+        failing="write",
+        reason=r"OperationalError: database is locked",
     )
     if mended == MENDED[1]:
         release()
@@ -155,13 +165,20 @@ def test_sqlite_on_a_tmpfs_that_fills_up(tmp_path, mended):
         path, filler = disk / "runs.db", disk / "filler"
         store = SQLiteCheckpointer(path)
         calls = run_into(
-            store, lambda: fill_up(filler), filler.unlink if mended == MENDED[0] else None,
-            failing="write", reason=r"the disk is full \(database or disk is full\)",
+            store,
+            lambda: fill_up(filler),
+            filler.unlink if mended == MENDED[0] else None,
+            failing="write",
+            reason=r"the disk is full \(database or disk is full\)",
         )
         if mended == MENDED[1]:
             # While the disk is still full, another process reads the last good checkpoint.
             read = in_another_process("read", path, "rounds")
-            assert (read["step"], read["status"], read["next"]) == (len(store.history("rounds")), "running", ["work"] * BRANCHES)
+            assert (read["step"], read["status"], read["next"]) == (
+                len(store.history("rounds")),
+                "running",
+                ["work"] * BRANCHES,
+            )
             assert read["state"]["texts"] == BEFORE_FAULT
             filler.unlink()
         check_store_holds_only_what_was_written(store)
@@ -177,8 +194,11 @@ def test_sqlite_file_made_immutable(tmp_path, mended):
     thaw = lambda: subprocess.run(["chattr", "-i", *files], check=True)  # noqa: E731
     try:
         calls = run_into(
-            store, lambda: subprocess.run(["chattr", "+i", *files], check=True), thaw if mended == MENDED[0] else None,
-            failing="write", reason=r"OperationalError: disk I/O error",
+            store,
+            lambda: subprocess.run(["chattr", "+i", *files], check=True),
+            thaw if mended == MENDED[0] else None,
+            failing="write",
+            reason=r"OperationalError: disk I/O error",
         )
     finally:
         thaw()
@@ -190,7 +210,10 @@ def test_sqlite_file_made_immutable(tmp_path, mended):
 def in_another_process(command: str, path: Path, thread: str) -> dict | None:
     done = subprocess.run(
         [sys.executable, str(Path(__file__).with_name("sqlite_thread.py")), command, str(path), thread],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout) if command == "read" else None
@@ -237,8 +260,11 @@ def test_redis_killed_mid_run_and_started_again(tmp_path, outage):
     try:
         store = RedisCheckpointer(server.url)
         calls = run_into(
-            store, kill, server.start if outage == OUTAGES[0] else None,
-            failing="write", reason=r"ConnectionError: Error 111 connecting to .*",
+            store,
+            kill,
+            server.start if outage == OUTAGES[0] else None,
+            failing="write",
+            reason=r"ConnectionError: Error 111 connecting to .*",
         )
         for timer in timers:
             timer.join()  # the server is back

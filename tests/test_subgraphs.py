@@ -11,11 +11,10 @@ from typing import Annotated
 
 import pydantic
 import pytest
-
-from nbgraph import END, START, Graph, MemoryCheckpointer, RedisCheckpointer, Resume, Send, SQLiteCheckpointer, append
-
 from forked import Forker
 from redis_server import redis_server
+
+from nbgraph import END, START, Graph, MemoryCheckpointer, RedisCheckpointer, Resume, Send, SQLiteCheckpointer, append
 
 
 class Notes(pydantic.BaseModel):
@@ -29,7 +28,7 @@ def chain(name: str, *nodes: tuple[str, object], **options) -> Graph:
     for node, fn in nodes:
         g.add_node(node, fn)
     names = [START, *(node for node, _ in nodes), END]
-    for source, target in zip(names, names[1:]):
+    for source, target in zip(names, names[1:], strict=False):
         g.add_edge(source, target)
     return g
 
@@ -37,27 +36,42 @@ def chain(name: str, *nodes: tuple[str, object], **options) -> Graph:
 class TestSharedState:
     def test_the_child_works_on_the_parents_state_and_paths_nest(self):
         inner = chain(
-            "inner", ("a", lambda s: {"n": s.n + 1, "notes": ["a"]}), ("b", lambda s: {"n": s.n * 10, "notes": ["b"]}),
+            "inner",
+            ("a", lambda s: {"n": s.n + 1, "notes": ["a"]}),
+            ("b", lambda s: {"n": s.n * 10, "notes": ["b"]}),
             state=Notes,
         )
         outer = chain(
-            "outer", ("pre", lambda s: {"n": 1, "notes": ["pre"]}), ("research", inner),
-            ("post", lambda s: {"n": s.n + 5, "notes": ["post"]}), state=Notes,
+            "outer",
+            ("pre", lambda s: {"n": 1, "notes": ["pre"]}),
+            ("research", inner),
+            ("post", lambda s: {"n": s.n + 5, "notes": ["post"]}),
+            state=Notes,
         )
         live = []
         result = outer.invoke({}, on_event=live.append)
         assert result.outcome == "done", result.reason
         assert (result.state.n, result.state.notes) == (25, ["pre", "a", "b", "post"])
         assert [(s.step, s.path) for s in result.history] == [
-            (1, "pre"), (1, "research/a"), (2, "research/b"), (2, "research"), (3, "post")
+            (1, "pre"),
+            (1, "research/a"),
+            (2, "research/b"),
+            (2, "research"),
+            (3, "post"),
         ]
         assert result.state_at(2).n == 20  # the sub-graph's steps fold in as the step that ran it
         kinds = [(e.type, e.path) for e in live if e.type in ("node-enter", "node-exit")]
         assert kinds == [
-            ("node-enter", "pre"), ("node-exit", "pre"), ("node-enter", "research"),
-            ("node-enter", "research/a"), ("node-exit", "research/a"),
-            ("node-enter", "research/b"), ("node-exit", "research/b"),
-            ("node-exit", "research"), ("node-enter", "post"), ("node-exit", "post"),
+            ("node-enter", "pre"),
+            ("node-exit", "pre"),
+            ("node-enter", "research"),
+            ("node-enter", "research/a"),
+            ("node-exit", "research/a"),
+            ("node-enter", "research/b"),
+            ("node-exit", "research/b"),
+            ("node-exit", "research"),
+            ("node-enter", "post"),
+            ("node-exit", "post"),
         ]
         assert [(e.type, e.path) for e in result.events() if e.type in ("node-enter", "node-exit")] == kinds
 
@@ -77,7 +91,9 @@ class TestSharedState:
         assert (result.state.n, result.state.notes) == (41, ["kept", "calc"])
         assert seen == [{"v": 20}]  # the child sees only what input gave it
         assert [(s.path, s.update) for s in result.history] == [
-            ("calc/double", {"v": 40}), ("calc/plus", {"v": 41}), ("calc", {"n": 41, "notes": ["calc"]})
+            ("calc/double", {"v": 40}),
+            ("calc/plus", {"v": 41}),
+            ("calc", {"n": 41, "notes": ["calc"]}),
         ]
 
 
@@ -196,7 +212,11 @@ class TestMappedSubGraphs:
         assert result.outcome == "done", result.reason
         assert (result.state.n, result.state.notes) == (7, ["P", "Q"])
         assert [(s.step, s.path, s.branch) for s in result.history] == [
-            (1, "split", None), (1, "sub/up", "sub[0]"), (2, "sub", "sub[0]"), (1, "sub/up", "sub[1]"), (3, "sub", "sub[1]")
+            (1, "split", None),
+            (1, "sub/up", "sub[0]"),
+            (2, "sub", "sub[0]"),
+            (1, "sub/up", "sub[1]"),
+            (3, "sub", "sub[1]"),
         ]
 
     def test_a_sub_graph_on_the_shared_state_refuses_a_payload(self):
@@ -207,7 +227,10 @@ class TestMappedSubGraphs:
         g.add_edge("sub", END)
         result = g.invoke({})
         assert result.outcome == "failed"
-        assert "node 'sub' runs sub-graph 'inner' on this graph's state, so a Send's payload has nowhere to go" in result.reason
+        assert (
+            "node 'sub' runs sub-graph 'inner' on this graph's state, so a Send's payload has nowhere to go"
+            in result.reason
+        )
 
 
 class TestCallsAskAfresh:
@@ -223,7 +246,9 @@ class TestCallsAskAfresh:
 
         inner = chain("inner", ("ask", ask))
         g = Graph("outer", state=Notes)
-        g.add_node("sub", inner, input=lambda s: {"round": s.n}, output=lambda c: {"n": c["round"] + 1, "notes": [c["said"]]})
+        g.add_node(
+            "sub", inner, input=lambda s: {"round": s.n}, output=lambda c: {"n": c["round"] + 1, "notes": [c["said"]]}
+        )
         g.add_edge(START, "sub")
         g.add_edge("sub", END, when=lambda s: s.n == 2)
         g.add_edge("sub", "sub")
@@ -264,6 +289,7 @@ def test_a_failing_sub_graph_keeps_the_parents_checkpoint_and_resumes(tmp_path):
         def fn(state):
             calls.append(name)
             return update
+
         return fn
 
     def boom(state):
@@ -361,28 +387,43 @@ def test_a_pause_three_levels_deep_resumed_in_other_processes(tmp_path, redis_ur
         "sqlite": {"kind": "sqlite", "where": str(tmp_path / "runs.db")},
         "redis": {"kind": "redis", "where": redis_url, "prefix": f"deep-{uuid.uuid4().hex[:8]}"},
     }
-    jobs = {kind: {**store, "thread": f"deep-{kind}", "log": str(tmp_path / f"{kind}.log")} for kind, store in stores.items()}
+    jobs = {
+        kind: {**store, "thread": f"deep-{kind}", "log": str(tmp_path / f"{kind}.log")}
+        for kind, store in stores.items()
+    }
     with Forker(tmp_path, JOBS) as forker:
         started = forker.run(*({**job, "command": "start"} for job in jobs.values()))
         for result in started:
             assert result["outcome"] == "interrupted", result["reason"]
             assert [p["path"] for p in result["pauses"]] == ["mid/inner/ask"]
             assert result["threads"] == [result["threads"][0]]  # the levels live in the parent's thread
-        resumed = forker.run(*(
-            {**job, "command": "resume", "answers": {result["pauses"][0]["id"]: "yes"}}
-            for job, result in zip(jobs.values(), started)
-        ))
-    for kind, result in zip(jobs, resumed):
+        resumed = forker.run(
+            *(
+                {**job, "command": "resume", "answers": {result["pauses"][0]["id"]: "yes"}}
+                for job, result in zip(jobs.values(), started, strict=True)
+            )
+        )
+    for kind, result in zip(jobs, resumed, strict=True):
         assert result["outcome"] == "done", result["reason"]
         assert result["state"] == {"n": 4, "answer": "yes", "final": 4}
         assert result["threads"] == [f"deep-{kind}"]
         # The run re-entered each level where it stopped: only the paused node ran its start again.
         assert result["entered"] == [
-            ["mid", False], ["mid/inner", False], ["mid/inner/ask", True], ["mid/inner/after", False], ["end", False]
+            ["mid", False],
+            ["mid/inner", False],
+            ["mid/inner/ask", True],
+            ["mid/inner/after", False],
+            ["end", False],
         ]
         assert result["history"] == [
-            [1, "c"], [1, "mid/b"], [1, "mid/inner/a"], [2, "mid/inner/ask"], [3, "mid/inner/after"],
-            [2, "mid/inner"], [2, "mid"], [3, "end"],
+            [1, "c"],
+            [1, "mid/b"],
+            [1, "mid/inner/a"],
+            [2, "mid/inner/ask"],
+            [3, "mid/inner/after"],
+            [2, "mid/inner"],
+            [2, "mid"],
+            [3, "end"],
         ]
         log = Counter((tmp_path / f"{kind}.log").read_text().splitlines())
         assert log == Counter({"c": 1, "b": 1, "a": 1, "ask": 2, "ask answered": 1, "after": 1, "end": 1})

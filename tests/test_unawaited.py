@@ -137,7 +137,9 @@ class TestReturned:
     def test_as_a_send_payload(self):
         made = Made()
         g = Graph("send", state=State)
-        g.add_node("split", lambda s: [Send("work", 1), Send("work", made(lookup("a"))), Send("work", made(lookup("b")))])
+        g.add_node(
+            "split", lambda s: [Send("work", 1), Send("work", made(lookup("a"))), Send("work", made(lookup("b")))]
+        )
         g.add_node("work", lambda item: None)
         g.add_edge(START, "split")
         g.add_edge("split", END)

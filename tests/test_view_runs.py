@@ -53,14 +53,17 @@ async def test_fork_from_here_reuses_the_earlier_steps_and_draws_the_new_path_be
     assert calls == Counter(read=1, classify=1, escalate=1, reply=1)  # nothing before the fork ran again
     await wait_until(lambda: view.status.get("state") == "done")
     assert view.previous == {
-        "thread": run.thread, "step": 2,
+        "thread": run.thread,
+        "step": 2,
         "visits": {"read": 1, "classify": 1, "escalate": 1},
         "fired": {"__start__→read": 1, "read→classify": 1, "classify→escalate": 1, "escalate→__end__": 1},
     }
     assert view.visits == {"read": 1, "classify": 1, "reply": 1}
     assert view.fired["classify→reply"] == 1 and "classify→escalate" not in view.fired
     assert any(f"fork of {run.thread} after step 2" in line for line in view.log)
-    assert [edge["label"] for edge in view.dag["edges"] if edge["from"] == "classify" and edge["to"] == "reply"] == ["urgent"]
+    assert [edge["label"] for edge in view.dag["edges"] if edge["from"] == "classify" and edge["to"] == "reply"] == [
+        "urgent"
+    ]
 
 
 async def test_a_fork_of_a_stored_thread_from_a_replay_view(tmp_path):

@@ -98,7 +98,9 @@ class Batch:
                 "pass checkpointer=SQLiteCheckpointer(path) (or any checkpointer)"
             )
         if retry and store is None:
-            raise ValueError("retry=True runs again the failed runs a batch's store kept: pass checkpointer= and batch=")
+            raise ValueError(
+                "retry=True runs again the failed runs a batch's store kept: pass checkpointer= and batch="
+            )
         self.graph = graph
         self.id = batch if batch is not None else new_id(size=8)
         """The batch id, the prefix of every input's thread."""
@@ -161,7 +163,8 @@ class Batch:
             raise RuntimeError("this batch has run already; call g.batch(...) again (with batch= to continue it)")
         checkpointer, budget, retry = self.checkpointer, self.budget, self.retry
         self._jobs = (
-            Job(input_id, value, self.thread(input_id), checkpointer, budget, retry) for input_id, value in self.inputs.items()
+            Job(input_id, value, self.thread(input_id), checkpointer, budget, retry)
+            for input_id, value in self.inputs.items()
         )
         close = self._watch()
         cancelled = False
@@ -178,7 +181,9 @@ class Batch:
                 await asyncio.gather(*self._workers, return_exceptions=True)
             why = self._halt or "stopped"
             for job in self._jobs:
-                self._record(Finished(BatchRow(job.input_id, "skipped", (), 0, 0.0, 0.0, f"not started: {why}", None)), False)
+                self._record(
+                    Finished(BatchRow(job.input_id, "skipped", (), 0, 0.0, 0.0, f"not started: {why}", None)), False
+                )
             self.progress.stopped = self._halt
             self.progress._finish()
         finally:
@@ -208,17 +213,37 @@ class Batch:
                 done = await executor.run(graph, job)
             except asyncio.CancelledError:
                 # (The local executor's run turns a cancel into an aborted result; another executor may not.)
-                self._record(Finished(BatchRow(
-                    job.input_id, "aborted", (), 0, 0.0, time.perf_counter() - t0, f"cancelled: {self._halt or 'stopped'}",
-                    job.thread,
-                )))
+                self._record(
+                    Finished(
+                        BatchRow(
+                            job.input_id,
+                            "aborted",
+                            (),
+                            0,
+                            0.0,
+                            time.perf_counter() - t0,
+                            f"cancelled: {self._halt or 'stopped'}",
+                            job.thread,
+                        )
+                    )
+                )
                 return
             except Exception as exc:
                 # An executor's own failure (a lost worker): this input fails, the batch goes on.
-                self._record(Finished(BatchRow(
-                    job.input_id, "failed", (), 0, 0.0, time.perf_counter() - t0,
-                    f"input {job.input_id!r}: executor {self.executor!r} failed: {type(exc).__name__}: {exc}", job.thread,
-                )))
+                self._record(
+                    Finished(
+                        BatchRow(
+                            job.input_id,
+                            "failed",
+                            (),
+                            0,
+                            0.0,
+                            time.perf_counter() - t0,
+                            f"input {job.input_id!r}: executor {self.executor!r} failed: {type(exc).__name__}: {exc}",
+                            job.thread,
+                        )
+                    )
+                )
                 continue
             self._record(done)
             if asyncio.current_task().cancelling():  # type: ignore[union-attr]
@@ -275,9 +300,7 @@ def _by_id(inputs: Any) -> dict[Any, Any]:
                 )
         return dict(inputs)
     if isinstance(inputs, (str, bytes)) or not isinstance(inputs, Iterable):
-        raise TypeError(
-            f"inputs must be a list of inputs or a dict {{input id: input}}, got {type(inputs).__name__}"
-        )
+        raise TypeError(f"inputs must be a list of inputs or a dict {{input id: input}}, got {type(inputs).__name__}")
     return dict(enumerate(inputs))
 
 
@@ -302,4 +325,3 @@ async def _settled(batch: Batch) -> Any:
         if batch.table is None:
             raise
         return batch.table
-

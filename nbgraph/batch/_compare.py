@@ -56,14 +56,27 @@ async def acompare(a: Any, b: Any, inputs: Iterable[Any] | Mapping[Any, Any] | N
     differences = []
     for key, row_a in rows_a.items():
         row_b = rows_b[key]
-        changed = tuple(name for name, differs in (
-            ("path", tuple(row_a.path) != tuple(row_b.path)),
-            ("outcome", row_a.outcome != row_b.outcome),
-            ("cost", abs(row_a.cost - row_b.cost) > _COST_TOLERANCE),
-        ) if differs)
-        differences.append(Difference(
-            key, changed, tuple(row_a.path), tuple(row_b.path), row_a.outcome, row_b.outcome, row_a.cost, row_b.cost,
-        ))
+        changed = tuple(
+            name
+            for name, differs in (
+                ("path", tuple(row_a.path) != tuple(row_b.path)),
+                ("outcome", row_a.outcome != row_b.outcome),
+                ("cost", abs(row_a.cost - row_b.cost) > _COST_TOLERANCE),
+            )
+            if differs
+        )
+        differences.append(
+            Difference(
+                key,
+                changed,
+                tuple(row_a.path),
+                tuple(row_b.path),
+                row_a.outcome,
+                row_b.outcome,
+                row_a.cost,
+                row_b.cost,
+            )
+        )
     if options.get("progress") is None and in_kernel():
         if not _batch._compare_views:
             _notebook_layer()

@@ -94,7 +94,9 @@ def executor_named(executor: Any) -> Executor:
     if isinstance(executor, str):
         named = _NAMED.get(executor)
         if named is None:
-            raise ValueError(f"unknown executor {executor!r}: expected one of {', '.join(map(repr, _NAMED))}, or an Executor object")
+            raise ValueError(
+                f"unknown executor {executor!r}: expected one of {', '.join(map(repr, _NAMED))}, or an Executor object"
+            )
         module, name, extra = named
         from importlib import import_module
 
@@ -139,9 +141,18 @@ async def run_job(graph: Any, job: Job) -> Finished:
         thread = job.thread
         result = await run.execute()
     except Exception as exc:
-        return Finished(BatchRow(
-            job.input_id, "failed", (), 0, 0.0, time.perf_counter() - t0, f"input {job.input_id!r}: {exc}", thread,
-        ))
+        return Finished(
+            BatchRow(
+                job.input_id,
+                "failed",
+                (),
+                0,
+                0.0,
+                time.perf_counter() - t0,
+                f"input {job.input_id!r}: {exc}",
+                thread,
+            )
+        )
     return finished(job.input_id, result, time.perf_counter() - t0)
 
 

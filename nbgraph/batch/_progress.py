@@ -33,8 +33,19 @@ class BatchProgress:
     """
 
     __slots__ = (
-        "_listeners", "cost", "done", "edges", "ended", "failed", "finished", "outcomes", "running", "started_at",
-        "stopped", "tokens", "total",
+        "_listeners",
+        "cost",
+        "done",
+        "edges",
+        "ended",
+        "failed",
+        "finished",
+        "outcomes",
+        "running",
+        "started_at",
+        "stopped",
+        "tokens",
+        "total",
     )
 
     def __init__(self, total: int) -> None:
@@ -132,7 +143,8 @@ class BatchProgress:
                 warnings.warn(
                     f"batch progress callback {getattr(callback, '__qualname__', callback)!r} raised "
                     f"{type(exc).__name__}: {exc}; it is unsubscribed and the batch goes on",
-                    RuntimeWarning, stacklevel=2,
+                    RuntimeWarning,
+                    stacklevel=2,
                 )
 
     def __repr__(self) -> str:
@@ -155,7 +167,10 @@ def terminal_bar(progress: BatchProgress, description: str) -> Callable[[], None
             return
         bar.update(1)
         bar.set_postfix(
-            failed=progress.failed, running=progress.running, tokens=progress.tokens, cost=f"{progress.cost:.4f}",
+            failed=progress.failed,
+            running=progress.running,
+            tokens=progress.tokens,
+            cost=f"{progress.cost:.4f}",
             refresh=False,
         )
 

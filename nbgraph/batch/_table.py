@@ -43,7 +43,13 @@ class Difference(NamedTuple):
     cost_b: float
 
 
-def to_table(rows: Sequence[NamedTuple] | Iterable[NamedTuple], fields: Sequence[str], *, pandas: bool | None = None, **attrs: Any) -> Any:
+def to_table(
+    rows: Sequence[NamedTuple] | Iterable[NamedTuple],
+    fields: Sequence[str],
+    *,
+    pandas: bool | None = None,
+    **attrs: Any,
+) -> Any:
     """``rows`` as a pandas DataFrame (columns ``fields``) when pandas can be imported, else the list.
 
     ``pandas=False`` always returns the list; ``pandas=True`` requires pandas. ``attrs``
@@ -69,5 +75,7 @@ def rows_of(table: Any, kind: type[NamedTuple]) -> list[Any]:
         return table
     to_records = getattr(table, "to_dict", None)
     if to_records is None:
-        raise TypeError(f"expected a batch table (a DataFrame or a list of {kind.__name__}), got {type(table).__name__}")
+        raise TypeError(
+            f"expected a batch table (a DataFrame or a list of {kind.__name__}), got {type(table).__name__}"
+        )
     return [kind(**{name: record[name] for name in kind._fields}) for record in to_records("records")]

@@ -147,7 +147,11 @@ class RayExecutor:
             # Executors with the same options share their actors (executor="ray" makes one per batch),
             # for as long as this connection to Ray lasts.
             key = (
-                ray.get_runtime_context().get_job_id(), self.actors, self.per_actor, self.retries, self.num_cpus,
+                ray.get_runtime_context().get_job_id(),
+                self.actors,
+                self.per_actor,
+                self.retries,
+                self.num_cpus,
                 tuple(sorted(self.resources.items())),
             )
             shared = _POOLS.get(key)
@@ -288,5 +292,8 @@ def _rebuild_store(spec: tuple[str, Any]) -> Any:
 
     pool = redis.ConnectionPool(connection_class=value["connection_class"], **value["connection"])
     return RedisCheckpointer(
-        client=redis.Redis(connection_pool=pool), ttl=value["ttl"], lease_ttl=value["lease_ttl"], prefix=value["prefix"],
+        client=redis.Redis(connection_pool=pool),
+        ttl=value["ttl"],
+        lease_ttl=value["lease_ttl"],
+        prefix=value["prefix"],
     )

@@ -20,7 +20,15 @@ from typing import Any, NamedTuple
 from ..names import new_id
 
 __all__ = [
-    "DEFAULT_TTL", "Lease", "Renewer", "busy_message", "holder_alive", "lost_message", "may_take_over", "new_lease", "renewer",
+    "DEFAULT_TTL",
+    "Lease",
+    "Renewer",
+    "busy_message",
+    "holder_alive",
+    "lost_message",
+    "may_take_over",
+    "new_lease",
+    "renewer",
 ]
 
 DEFAULT_TTL = 30.0

@@ -60,7 +60,12 @@ def diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
         old = before.get(key, _MISSING)
         if old is value:
             continue
-        if type(value) is AppendLog and type(old) is AppendLog and value._items is old._items and value._len >= old._len:
+        if (
+            type(value) is AppendLog
+            and type(old) is AppendLog
+            and value._items is old._items
+            and value._len >= old._len
+        ):
             extended[key] = value._items[old._len : value._len]
         else:
             changed[key] = value
@@ -191,7 +196,9 @@ class LogStore:
             raise CheckpointError(
                 f"{self.name}: thread {thread!r} is at step {writer.step} in the store, so step {step} cannot be "
                 "written after it; the thread was changed by another writer or lost steps (a restarted server?)",
-                store=self.name, thread=thread, step=step,
+                store=self.name,
+                thread=thread,
+                step=step,
             )
         # The writer's memory changes only once the write has landed: a write that fails
         # leaves it describing what the store holds, for the next put to build on.
@@ -270,7 +277,9 @@ class LogStore:
             if parent is None:
                 raise CheckpointError(
                     f"{self.name}: thread {thread!r} has no snapshot of its state at or before step {step}",
-                    store=self.name, thread=thread, step=step,
+                    store=self.name,
+                    thread=thread,
+                    step=step,
                 )
             state = self._state(*parent)
             rows = self._rows(thread, parent[1] - 1, step)
@@ -302,12 +311,25 @@ class LogStore:
             # The fork routes this step with the graph as defined now (several branches keep their routing).
             records = [{**records[0], "edge": None}]
         forked = {
-            **data, "graph": graph or data["graph"], "steps": records, "status": "running", "reason": None,
-            "frames": data.get("frames") if len(records) > 1 else [], "pauses": [], "settled": [], "levels": {},
+            **data,
+            "graph": graph or data["graph"],
+            "steps": records,
+            "status": "running",
+            "reason": None,
+            "frames": data.get("frames") if len(records) > 1 else [],
+            "pauses": [],
+            "settled": [],
+            "levels": {},
         }
         answers = self._answers(thread, step)
         self._link(new_thread, thread, step)
-        self._write(new_thread, Row(step, json.dumps(forked, separators=(",", ":")), "[]", answers), replace=False, snapshot=None, lease=None)
+        self._write(
+            new_thread,
+            Row(step, json.dumps(forked, separators=(",", ":")), "[]", answers),
+            replace=False,
+            snapshot=None,
+            lease=None,
+        )
         return None
 
     def delete(self, thread: str) -> None:
@@ -321,7 +343,9 @@ class LogStore:
         except (ValueError, TypeError) as exc:
             raise CheckpointError(
                 f"{self.name}: the row of thread {thread!r} at step {step} is not valid JSON ({exc})",
-                store=self.name, thread=thread, step=step,
+                store=self.name,
+                thread=thread,
+                step=step,
             ) from None
 
     def _decode(self, thread: str, row: Row) -> dict[str, Any]:
@@ -329,12 +353,17 @@ class LogStore:
         # Only step 0 has no record: a row without one further on lost its step.
         records = data.get("steps") if isinstance(data, dict) else None
         if (
-            not isinstance(data, dict) or "graph" not in data or "status" not in data
-            or not isinstance(records, list) or (row.step > 0 and not records)
+            not isinstance(data, dict)
+            or "graph" not in data
+            or "status" not in data
+            or not isinstance(records, list)
+            or (row.step > 0 and not records)
         ):
             raise CheckpointError(
                 f"{self.name}: the row of thread {thread!r} at step {row.step} is not an nbgraph checkpoint",
-                store=self.name, thread=thread, step=row.step,
+                store=self.name,
+                thread=thread,
+                step=row.step,
             )
         return data
 
@@ -348,7 +377,9 @@ class LogStore:
         except Exception as exc:
             raise CheckpointError(
                 f"{self.name}: the {what} of thread {thread!r} at step {step} cannot be read: {type(exc).__name__}: {exc}",
-                store=self.name, thread=thread, step=step,
+                store=self.name,
+                thread=thread,
+                step=step,
             ) from None
 
     def _records(self, data: Mapping[str, Any], thread: str, step: int) -> tuple[Step, ...]:

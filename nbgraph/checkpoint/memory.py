@@ -66,7 +66,9 @@ class MemoryCheckpointer:
             if checkpoint.step < latest:
                 raise CheckpointError(
                     f"memory store: thread {thread!r} is at step {latest}, so step {checkpoint.step} cannot be written after it",
-                    store=self.name, thread=thread, step=checkpoint.step,
+                    store=self.name,
+                    thread=thread,
+                    step=checkpoint.step,
                 )
             if next(reversed(threads)) != thread:
                 threads[thread] = threads.pop(thread)
@@ -99,8 +101,15 @@ class MemoryCheckpointer:
             raise ResumeError(f"thread {thread!r} has no checkpoint for step {step} in {self!r}")
         copied = {k: c._replace(thread=new_thread) for k, c in steps.items() if k < step}
         copied[step] = base._replace(
-            thread=new_thread, graph=graph or base.graph, frames=_refork(base), status="running", reason=None, pauses=(),
-            **_unrouted(base), settled=(), levels={},
+            thread=new_thread,
+            graph=graph or base.graph,
+            frames=_refork(base),
+            status="running",
+            reason=None,
+            pauses=(),
+            **_unrouted(base),
+            settled=(),
+            levels={},
         )
         self._threads[new_thread] = copied
 

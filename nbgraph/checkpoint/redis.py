@@ -131,7 +131,9 @@ class RedisCheckpointer(LogStore):
             where = f" (thread {thread!r}" + (f", step {step}" if step is not None else "") + ")" if thread else ""
             raise CheckpointError(
                 f"{self.name}: could not {doing}{where}: {type(exc).__name__}: {exc}",
-                store=self.name, thread=thread, step=step,
+                store=self.name,
+                thread=thread,
+                step=step,
             ) from exc
 
     # -- rows -------------------------------------------------------------------------
@@ -151,7 +153,7 @@ class RedisCheckpointer(LogStore):
             data, patches, answers = pipe.execute()
         return [
             Row(step, d.decode(), p.decode() if p is not None else "[]", a.decode() if a is not None else None)
-            for step, d, p, a in zip(steps, data, patches, answers)
+            for step, d, p, a in zip(steps, data, patches, answers, strict=True)
             if d is not None
         ]
 
@@ -206,8 +208,14 @@ class RedisCheckpointer(LogStore):
     def _write(self, thread: str, row: Row, *, replace: bool, snapshot: str | None, lease: Lease | None) -> None:
         keys = [self._key(thread, part) for part in ("lock", "steps", "patches", "answers", "snapshots", "head")]
         args = [
-            _value(lease) if lease is not None else "", row.step, row.data, row.patches, row.answers or "",
-            snapshot or "", "1" if replace else "0", self.ttl if self.ttl is not None else "",
+            _value(lease) if lease is not None else "",
+            row.step,
+            row.data,
+            row.patches,
+            row.answers or "",
+            snapshot or "",
+            "1" if replace else "0",
+            self.ttl if self.ttl is not None else "",
         ]
         with self._failures("write", thread, row.step):
             written = self._write_script(keys=keys, args=args)
@@ -218,11 +226,15 @@ class RedisCheckpointer(LogStore):
                 f"{self.name}: thread {thread!r} does not end before step {row.step} any more, so step {row.step} "
                 "cannot follow it; its earlier steps were lost (a restarted server without persistence?) or "
                 "changed by another writer",
-                store=self.name, thread=thread, step=row.step,
+                store=self.name,
+                thread=thread,
+                step=row.step,
             )
         why = (
             " (the lease is gone from the server: another run took the thread and finished, or the server "
-            "restarted and lost its data)" if written == -2 else ""
+            "restarted and lost its data)"
+            if written == -2
+            else ""
         )
         raise LeaseLost(lost_message(thread, self.name) + why)
 
@@ -271,15 +283,20 @@ class RedisCheckpointer(LogStore):
             found = self._holder(thread)
             if found is not None and holder_alive(found[0]) is False:
                 # Its process on this host is gone: take the lock from that holder, and only from it.
-                if self._take_over(keys=[self._key(thread, "lock")], args=[found[1], _value(lease), int(self.lease_ttl * 1000)]):
+                if self._take_over(
+                    keys=[self._key(thread, "lock")], args=[found[1], _value(lease), int(self.lease_ttl * 1000)]
+                ):
                     return self._held(lease)
                 found = self._holder(thread)
             if found is None and self._lock(lease).acquire(blocking=False, token=_value(lease)):
                 return self._held(lease)  # freed meanwhile
         held = found[0] if found is not None else None
-        raise ThreadBusy(busy_message(thread, held, self.name) if held else (
-            f"thread {thread!r} is being taken by another worker ({self.name}); try again"
-        ), holder=held)
+        raise ThreadBusy(
+            busy_message(thread, held, self.name)
+            if held
+            else (f"thread {thread!r} is being taken by another worker ({self.name}); try again"),
+            holder=held,
+        )
 
     def renew(self, lease: Lease) -> Lease | None:
         from redis.exceptions import LockNotOwnedError

@@ -107,7 +107,9 @@ class SQLiteCheckpointer(LogStore):
             it fails (the run then ends ``failed``, resumable).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, lease_ttl: float = DEFAULT_TTL, busy_timeout: float = 30.0) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, lease_ttl: float = DEFAULT_TTL, busy_timeout: float = 30.0
+    ) -> None:
         super().__init__()
         self.path = os.fspath(path)
         self.name = f"SQLite store {self.path}"
@@ -186,7 +188,9 @@ class SQLiteCheckpointer(LogStore):
         why = _explain(exc)
         if getattr(self._local, "reader", False):
             why = f"the disk is full, so the file is open for reading only ({exc})"
-        return CheckpointError(f"{self.name}: could not {doing}{where}: {why}", store=self.name, thread=thread, step=step)
+        return CheckpointError(
+            f"{self.name}: could not {doing}{where}: {why}", store=self.name, thread=thread, step=step
+        )
 
     # -- rows -------------------------------------------------------------------------
 
@@ -195,36 +199,49 @@ class SQLiteCheckpointer(LogStore):
             return self._conn().execute(sql, args).fetchone()
 
     def _last(self, thread: str) -> Row | None:
-        found = self._one("SELECT step, data, patches, answers FROM nbgraph_steps WHERE thread = ? ORDER BY step DESC LIMIT 1", thread)
+        found = self._one(
+            "SELECT step, data, patches, answers FROM nbgraph_steps WHERE thread = ? ORDER BY step DESC LIMIT 1", thread
+        )
         return None if found is None else Row(*found)
 
     def _row(self, thread: str, step: int) -> Row | None:
-        found = self._one("SELECT step, data, patches, answers FROM nbgraph_steps WHERE thread = ? AND step = ?", thread, step)
+        found = self._one(
+            "SELECT step, data, patches, answers FROM nbgraph_steps WHERE thread = ? AND step = ?", thread, step
+        )
         return None if found is None else Row(*found)
 
     def _rows(self, thread: str, after: int, upto: int) -> list[Row]:
         with self._failures("read", thread):
-            rows = self._conn().execute(
-                "SELECT step, data, patches, answers FROM nbgraph_steps WHERE thread = ? AND step > ? AND step <= ? ORDER BY step",
-                (thread, after, upto),
-            ).fetchall()
+            rows = (
+                self._conn()
+                .execute(
+                    "SELECT step, data, patches, answers FROM nbgraph_steps WHERE thread = ? AND step > ? AND step <= ? ORDER BY step",
+                    (thread, after, upto),
+                )
+                .fetchall()
+            )
         return [Row(*row) for row in rows]
 
     def _data(self, thread: str) -> list[tuple[int, str]]:
         with self._failures("read", thread):
-            return self._conn().execute(
-                "SELECT step, data FROM nbgraph_steps WHERE thread = ? ORDER BY step", (thread,)
-            ).fetchall()
+            return (
+                self._conn()
+                .execute("SELECT step, data FROM nbgraph_steps WHERE thread = ? ORDER BY step", (thread,))
+                .fetchall()
+            )
 
     def _snapshot(self, thread: str, upto: int) -> tuple[int, str] | None:
         return self._one(
-            "SELECT step, state FROM nbgraph_snapshots WHERE thread = ? AND step <= ? ORDER BY step DESC LIMIT 1", thread, upto
+            "SELECT step, state FROM nbgraph_snapshots WHERE thread = ? AND step <= ? ORDER BY step DESC LIMIT 1",
+            thread,
+            upto,
         )
 
     def _answers(self, thread: str, upto: int) -> str | None:
         found = self._one(
             "SELECT answers FROM nbgraph_steps WHERE thread = ? AND step <= ? AND answers IS NOT NULL ORDER BY step DESC LIMIT 1",
-            thread, upto,
+            thread,
+            upto,
         )
         return None if found is None else found[0]
 
@@ -233,7 +250,9 @@ class SQLiteCheckpointer(LogStore):
 
     def _link(self, thread: str, parent: str, step: int) -> None:
         with self._failures("write", thread, step), self._conn(write=True) as conn:
-            conn.execute("INSERT OR REPLACE INTO nbgraph_forks (thread, parent, step) VALUES (?, ?, ?)", (thread, parent, step))
+            conn.execute(
+                "INSERT OR REPLACE INTO nbgraph_forks (thread, parent, step) VALUES (?, ?, ?)", (thread, parent, step)
+            )
 
     def _write(self, thread: str, row: Row, *, replace: bool, snapshot: str | None, lease: Lease | None) -> None:
         # The hot path of a durable run: statements are fixed strings, so SQLite's cache keeps them prepared.

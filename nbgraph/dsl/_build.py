@@ -47,19 +47,25 @@ def _resolve(parser: _Parser, name: str) -> tuple[Callable[..., Any] | Graph, di
         raise GraphSyntaxError(
             f"node {name!r} is not defined: define a function {name}(state) or a %%node {name} cell"
             f"{_did_you_mean_node(name, parser.namespace)}",
-            line=use.line, column=use.column, text=use.text,
+            line=use.line,
+            column=use.column,
+            text=use.text,
         )
     if isinstance(fn, Graph):
         if fn.name == parser.name:
             raise GraphSyntaxError(
                 f"node {name!r} is a graph named {fn.name!r}, the graph this cell defines, and a graph cannot run "
                 f"inside itself (the name may still hold this cell's previous result): rename the node or the graph",
-                line=use.line, column=use.column, text=use.text,
+                line=use.line,
+                column=use.column,
+                text=use.text,
             )
     elif not callable(fn):
         raise GraphSyntaxError(
             f"node {name!r} must be a function or a Graph, but {name} is a {type(fn).__name__}",
-            line=use.line, column=use.column, text=use.text,
+            line=use.line,
+            column=use.column,
+            text=use.text,
         )
     refs = {key: ref for key in ("input", "output") if isinstance(ref := options.get(key), _Ref)}
     for key, ref in refs.items():
@@ -67,19 +73,25 @@ def _resolve(parser: _Parser, name: str) -> tuple[Callable[..., Any] | Graph, di
             raise GraphSyntaxError(
                 f"node {name!r}: {key}= maps the state into and out of a sub-graph, but {name} is a "
                 f"{type(fn).__name__}, not a Graph",
-                line=ref.line, column=ref.column, text=ref.text,
+                line=ref.line,
+                column=ref.column,
+                text=ref.text,
             )
         if len(refs) == 1:
             raise GraphSyntaxError(
                 f"node {name!r}: give a sub-graph both input= and output=, or neither (it then shares the state)",
-                line=ref.line, column=ref.column, text=ref.text,
+                line=ref.line,
+                column=ref.column,
+                text=ref.text,
             )
         value = parser.namespace.get(ref.name)
         if value is None or not callable(value):
             problem = "is not defined" if value is None else f"is a {type(value).__name__}, not a function"
             raise GraphSyntaxError(
                 f"{key} function {ref.name!r} {problem}{_did_you_mean(ref.name, parser.namespace)}",
-                line=ref.line, column=ref.column, text=ref.text,
+                line=ref.line,
+                column=ref.column,
+                text=ref.text,
             )
         options[key] = value
     return fn, options
@@ -122,7 +134,9 @@ def parse(
     if not parser.uses:
         raise GraphSyntaxError(
             "the cell defines no nodes; write edges such as START -> first -> END",
-            line=first_line, column=1, text=parser.lines[0] if parser.lines else "",
+            line=first_line,
+            column=1,
+            text=parser.lines[0] if parser.lines else "",
         )
     graph = Graph(name, **options)
     for node_name in parser.uses:
@@ -155,7 +169,7 @@ def _located(exc: GraphValidationError, parser: _Parser) -> GraphSyntaxError:
     quoted = re.findall(r"'([^']+)'", problem)
     use = next((parser.uses[n] for n in quoted if n in parser.uses), None)
     if use is None:
-        first = next((i for i, l in enumerate(parser.lines) if _strip_comment(l).strip()), 0)
+        first = next((i for i, line in enumerate(parser.lines) if _strip_comment(line).strip()), 0)
         text = parser.lines[first] if parser.lines else ""
         use = _NodeUse(first + parser.first_line, 1, text)
     more = f" (and {len(exc.problems) - 1} more: {'; '.join(exc.problems[1:])})" if len(exc.problems) > 1 else ""

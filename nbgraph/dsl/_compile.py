@@ -18,7 +18,9 @@ __all__ = ["compile_condition", "compile_node_body"]
 _FILENAME = "<%%graph cell>"
 
 
-def compile_condition(expr: str, namespace: Mapping[str, Any], *, where: tuple[int, int, str] = (1, 1, "")) -> Callable[..., Any]:
+def compile_condition(
+    expr: str, namespace: Mapping[str, Any], *, where: tuple[int, int, str] = (1, 1, "")
+) -> Callable[..., Any]:
     """Compile a condition expression once into ``fn(state)`` or ``fn(state, ctx)``.
 
     The function's globals are ``namespace`` (the notebook's), so conditions can use
@@ -58,7 +60,9 @@ def _compile_expression(
     except (RecursionError, MemoryError):
         raise GraphSyntaxError(
             f"invalid {what}: nested too deeply to compile; simplify it or move it into a function",
-            line=line, column=column, text=text,
+            line=line,
+            column=column,
+            text=text,
         ) from None
     except Exception as exc:  # noqa: BLE001 - ValueError, OverflowError...: compile() is pure, so the text is at fault
         detail = str(exc) or type(exc).__name__

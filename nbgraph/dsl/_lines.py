@@ -108,7 +108,9 @@ class _Parser:
     def parse(self) -> None:
         for number, raw in enumerate(self.lines, start=self.first_line):
             if "\x00" in raw:
-                raise GraphSyntaxError("null byte in cell", line=number, column=raw.index("\x00") + 1, text=raw.replace("\x00", "?"))
+                raise GraphSyntaxError(
+                    "null byte in cell", line=number, column=raw.index("\x00") + 1, text=raw.replace("\x00", "?")
+                )
             line = _Line(number, raw)
             code = _strip_comment(raw)
             if not code.strip():
@@ -143,7 +145,9 @@ class _Parser:
             if raw_options is not None:
                 raise line.error("END takes no options", col)
             return END, col
-        options = _parse_options(line, name, raw_options, col + stripped.index("[") + 1) if raw_options is not None else {}
+        options = (
+            _parse_options(line, name, raw_options, col + stripped.index("[") + 1) if raw_options is not None else {}
+        )
         use = self.uses.get(name)
         if use is None:
             use = self.uses[name] = _NodeUse(line.number, col, line.text)
@@ -189,7 +193,9 @@ class _Parser:
             if not re.fullmatch(_NAME, via_name):
                 raise line.error(f"'via' needs the name of a routing function, got {_shown(via_name)}", via_col)
             if mapping is not None:
-                raise line.error("a router's function picks one target; a router line takes no 'for' map", mapping.column)
+                raise line.error(
+                    "a router's function picks one target; a router line takes no 'for' map", mapping.column
+                )
             if condition is not None:
                 raise line.error("a router's function picks the target; a router line takes no 'if' condition", if_col)
             arrow_part = arrow_part[:via_start]
@@ -223,7 +229,7 @@ class _Parser:
             raise line.error("a map belongs to one edge; split the chain into separate lines", mapping.column)
         groups = [
             self._group(line, piece, column, first=index == 0, last=index == len(pieces) - 1)
-            for index, (piece, column) in enumerate(zip(pieces, columns))
+            for index, (piece, column) in enumerate(zip(pieces, columns, strict=True))
         ]
         for index, (sources, targets) in enumerate(itertools.pairwise(groups)):
             if len(sources) > 1 and len(targets) > 1:
@@ -244,12 +250,18 @@ class _Parser:
         if mapping is not None:
             target = groups[1]
             if len(target) > 1:
-                raise line.error(f"a map runs one node per item; give it one target, not '{_written(target)}'", target[0][2])
+                raise line.error(
+                    f"a map runs one node per item; give it one target, not '{_written(target)}'", target[0][2]
+                )
             if target[0][0] == END:
                 raise line.error("a map runs a node per item, and END is not a node", target[0][2])
             each = _compile_expression(
-                mapping.items, self.namespace, (line.number, mapping.items_column, line.text),
-                what="map expression", empty=f"'for {mapping.var} in' needs the items to map over", name="items",
+                mapping.items,
+                self.namespace,
+                (line.number, mapping.items_column, line.text),
+                what="map expression",
+                empty=f"'for {mapping.var} in' needs the items to map over",
+                name="items",
             )
             label = f"for {mapping.var} in {mapping.items.strip()}"
         if condition is not None:
@@ -260,7 +272,9 @@ class _Parser:
                     raise
                 raise GraphSyntaxError(
                     f"{exc.message}; the items end at their first 'if': put a conditional expression in parentheses",
-                    line=exc.line, column=exc.column, text=exc.source_line,
+                    line=exc.line,
+                    column=exc.column,
+                    text=exc.source_line,
                 ) from None
             if mapping is not None and _uses_name(condition, mapping.var):
                 raise line.error(
@@ -273,11 +287,18 @@ class _Parser:
         for sources, targets in itertools.pairwise(groups):
             source_names = [name for name, _, _ in sources]
             target_names = [name for name, _, _ in targets]
-            self.edges.append(_EdgeUse(
-                source_names[0] if len(source_names) == 1 else source_names,
-                target_names[0] if len(target_names) == 1 else target_names,
-                when, label, each, line.number, sources[0][2], line.text,
-            ))
+            self.edges.append(
+                _EdgeUse(
+                    source_names[0] if len(source_names) == 1 else source_names,
+                    target_names[0] if len(target_names) == 1 else target_names,
+                    when,
+                    label,
+                    each,
+                    line.number,
+                    sources[0][2],
+                    line.text,
+                )
+            )
 
     def _group(self, line: _Line, piece: str, column: int, *, first: bool, last: bool) -> list[tuple[str, str, int]]:
         """``a & b & c``: each node with how it was written and its column."""
@@ -315,7 +336,7 @@ class _Parser:
     def _router(self, line: _Line, pieces: list[str], columns: list[int], via_name: str, via_col: int) -> None:
         if len(pieces) != 2:
             raise line.error("a router line is: a -> b | c | END via fn", columns[2] if len(columns) > 2 else 1)
-        for piece, column in zip(pieces, columns):
+        for piece, column in zip(pieces, columns, strict=True):
             amp = next((i for i, c in _top_separators(piece) if c == "&"), -1)
             if amp >= 0:
                 raise line.error("a router picks one target; '&' has no place in a router line", column + amp)
@@ -324,7 +345,9 @@ class _Parser:
         start = 0
         piece = pieces[1]
         for end in [*(i for i, _ in _top_separators(piece)), len(piece)]:
-            targets.append(self._endpoint(line, piece[start:end], columns[1] + start, allow_start=False, allow_end=True)[0])
+            targets.append(
+                self._endpoint(line, piece[start:end], columns[1] + start, allow_start=False, allow_end=True)[0]
+            )
             start = end + 1
         fn = self.namespace.get(via_name)
         if fn is None or not callable(fn):

@@ -56,4 +56,3 @@ def _parse_options(line: _Line, name: str, raw: str, column: int) -> dict[str, A
                 at,
             )
     return options
-

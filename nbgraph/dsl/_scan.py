@@ -137,4 +137,3 @@ def _via_tail(arrow: str) -> tuple[str | None, int, int] | None:
         start = end - len(last)
         return arrow[start:end], start - len(gap) - 3, start + 1
     return None
-

@@ -120,7 +120,9 @@ def _fold_lone(level: Level, slot: Slot, called: Called) -> Failed | None:
         level.values = fold(level.plan, level.values, called.update, called.records[:-1], frame)
     except InvalidUpdate as exc:
         record = called.records[-1]
-        failed = make_step(record.step, frame, record.visit, record.started, record.duration, None, None, called.ctx, exc)
+        failed = make_step(
+            record.step, frame, record.visit, record.started, record.duration, None, None, called.ctx, exc
+        )
         return Failed((*called.records[:-1], failed), exc)
     level.steps = slot.step
     return None
@@ -180,7 +182,9 @@ def _answered_here(listeners: Listeners, record: Any, pause: Pause, answer: Any)
     return record._replace(approval_events=events)
 
 
-def _given_up(walker: Walker, level: Level, slot: Slot, started: float, t0: float, error: ChildFailed) -> tuple[Any, ...]:
+def _given_up(
+    walker: Walker, level: Level, slot: Slot, started: float, t0: float, error: ChildFailed
+) -> tuple[Any, ...]:
     """The records of a branch that ended short (its sub-graph failed, its node timed out).
 
     With ``settle="fail_fast"`` the step fails and a resume re-enters the sub-graph
@@ -197,7 +201,19 @@ def _given_up(walker: Walker, level: Level, slot: Slot, started: float, t0: floa
     for key in sorted(key for key in walker.open_levels if _inside(key, frame)):  # outer levels first
         inner.extend(walker.open_levels.pop(key).records)
     duration = time.perf_counter() - t0
-    return (*inner, Step(slot.step, frame.node, slot.visit, started, duration, path=frame.path, branch=frame.branch, error=error.reason))
+    return (
+        *inner,
+        Step(
+            slot.step,
+            frame.node,
+            slot.visit,
+            started,
+            duration,
+            path=frame.path,
+            branch=frame.branch,
+            error=error.reason,
+        ),
+    )
 
 
 def _inside(key: str, frame: Any) -> bool:
@@ -288,7 +304,11 @@ def _listed(listeners: Listeners, result: Failed) -> Failed:
     carries an error event naming it (live now, and in every trace rebuilt from the history)."""
     record = result.records[-1]
     event = error_event(
-        listeners.thread, record.step, record.node, record.path, record.branch,
+        listeners.thread,
+        record.step,
+        record.node,
+        record.path,
+        record.branch,
         f"branch {record.branch!r} (node {record.path!r}) failed at step {record.step}: {record.error}",
         type(result.error).__name__,
     )

@@ -25,7 +25,16 @@ if TYPE_CHECKING:
     from ..plan import Breakpoints
     from .walker import Walker
 
-__all__ = ["SLOT", "Breaks", "break_pause", "pause_after", "pause_before", "set_breaks", "stop_reason", "take_break_answer"]
+__all__ = [
+    "SLOT",
+    "Breaks",
+    "break_pause",
+    "pause_after",
+    "pause_before",
+    "set_breaks",
+    "stop_reason",
+    "take_break_answer",
+]
 
 SLOT = "__breakpoints__"
 """Where a thread's checkpoints keep its breakpoints, among the answers (a reserved slot)."""
@@ -36,7 +45,9 @@ class Breaks:
 
     __slots__ = ("after", "before", "stepping")
 
-    def __init__(self, before: frozenset[str] = frozenset(), after: frozenset[str] = frozenset(), stepping: bool = False) -> None:
+    def __init__(
+        self, before: frozenset[str] = frozenset(), after: frozenset[str] = frozenset(), stepping: bool = False
+    ) -> None:
         self.before = before
         self.after = after
         self.stepping = stepping

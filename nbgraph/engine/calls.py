@@ -23,8 +23,19 @@ if TYPE_CHECKING:
     from .walker import Walker
 
 __all__ = [
-    "Called", "ChildStopped", "TimedOut", "call", "enter_event", "error_text", "fold", "invoke", "make_step", "replay",
-    "shares_state", "walk_child", "within",
+    "Called",
+    "ChildStopped",
+    "TimedOut",
+    "call",
+    "enter_event",
+    "error_text",
+    "fold",
+    "invoke",
+    "make_step",
+    "replay",
+    "shares_state",
+    "walk_child",
+    "within",
 ]
 
 
@@ -97,18 +108,34 @@ def shares_state(plan: Plan, path: str) -> bool:
     return True
 
 
-
 def make_step(
-    step: int, frame: Frame, visit: int, started: float, duration: float,
-    update: Mapping[str, Any] | None, edge: FiredEdge | None, ctx: Context | None,
+    step: int,
+    frame: Frame,
+    visit: int,
+    started: float,
+    duration: float,
+    update: Mapping[str, Any] | None,
+    edge: FiredEdge | None,
+    ctx: Context | None,
     error: BaseException | None = None,
 ) -> Step:
     if ctx is None or not (ctx.tokens or ctx.cost or ctx.turns or ctx._events):
         record = Step(step, frame.node, visit, started, duration, update, edge, frame.path, frame.branch)
     else:
         record = Step(
-            step, frame.node, visit, started, duration, update, edge, frame.path, frame.branch,
-            tokens=ctx.tokens, cost=ctx.cost, turns=ctx.turns, events=tuple(ctx._events or ()),
+            step,
+            frame.node,
+            visit,
+            started,
+            duration,
+            update,
+            edge,
+            frame.path,
+            frame.branch,
+            tokens=ctx.tokens,
+            cost=ctx.cost,
+            turns=ctx.turns,
+            events=tuple(ctx._events or ()),
         )
     return record if error is None else record._replace(error=error_text(error))
 
@@ -155,7 +182,9 @@ def enter_event(walker: Walker, step: int, frame: Frame, visit: int) -> Any:
     return node_enter(walker.thread, step, frame.node, visit, frame.path, frame.branch, rerun)
 
 
-async def call(walker: Walker, level: Level, frame: Frame, step: int, visit: int, held: tuple[Any, ...] | None = None) -> Called:
+async def call(
+    walker: Walker, level: Level, frame: Frame, step: int, visit: int, held: tuple[Any, ...] | None = None
+) -> Called:
     """Call ``frame``'s node (or walk the sub-graph it is) as ``step`` and say what it gave.
 
     A node's own exception comes back in ``error``, with the step's record; a pause, a
@@ -166,7 +195,11 @@ async def call(walker: Walker, level: Level, frame: Frame, step: int, visit: int
     plan = level.plan
     name = frame.node
     node = plan.nodes[name]
-    ctx = Context(walker, plan, name, step, visit, frame.path, frame.branch, level.scope) if node.wants_ctx or held else None
+    ctx = (
+        Context(walker, plan, name, step, visit, frame.path, frame.branch, level.scope)
+        if node.wants_ctx or held
+        else None
+    )
     if held:
         ctx._events = list(held)  # type: ignore[union-attr]
     listeners = walker.listeners

@@ -124,7 +124,9 @@ class Context:
             if cls is None:
                 raise ValueError(f"unknown event type {event!r}; one of: {', '.join(EVENT_TYPES)}")
             # Validated: the fields come from the node, not from the engine.
-            event = cls(thread=walker.thread, step=self.step, node=self.node, path=self.path, branch=self.branch, **fields)
+            event = cls(
+                thread=walker.thread, step=self.step, node=self.node, path=self.path, branch=self.branch, **fields
+            )
         elif event is None:
             raise TypeError("emit() needs an event model or a type name such as 'text-delta'")
         if self._events is None:
@@ -205,7 +207,9 @@ class Context:
             slot = f"{self._scope}{where}#{self.visit}.{self._asked}"
         else:
             if slot == SLOT:
-                raise ValueError(f"request_input(slot={slot!r}): that slot is where the run keeps its breakpoints; name another")
+                raise ValueError(
+                    f"request_input(slot={slot!r}): that slot is where the run keeps its breakpoints; name another"
+                )
             slot = self._scope + slot
         pauses = walker.pauses
         resumption = walker.resumed
@@ -239,4 +243,3 @@ class Context:
         answer = await wait_for_person(walker, pause, self)
         pauses.answers[slot] = answer
         return answer
-

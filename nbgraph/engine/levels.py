@@ -94,7 +94,9 @@ class Level:
                 if here is None:
                     here = placed[key] = f._replace(path=f"{path}/{f.node}" if path else f.node, branch=branch)
             else:  # a payload's frame is made once, used once
-                here = f._replace(path=f"{path}/{f.node}" if path else f.node, branch=branch if f.branch is None else f.branch)
+                here = f._replace(
+                    path=f"{path}/{f.node}" if path else f.node, branch=branch if f.branch is None else f.branch
+                )
             out.append(here)
         return tuple(out)
 
@@ -173,7 +175,9 @@ def enter(walker: Walker, parent: Level, frame: Frame, node: NodePlan, visit: in
         level = Level(plan, frame.path, branch=frame.branch, placed=parent.placed)
     else:
         given = frame.payload if frame.payload is not NO_PAYLOAD else parent.plan.schema.view(parent.values)
-        level = Level(plan, frame.path, values=plan.schema.initial(spec.input(given)), branch=frame.branch, placed=parent.placed)
+        level = Level(
+            plan, frame.path, values=plan.schema.initial(spec.input(given)), branch=frame.branch, placed=parent.placed
+        )
     where = frame.node if frame.branch is None else f"{frame.node}@{frame.branch}"
     level.scope = f"{parent.scope}{where}#{visit}/"
     if kept is not None:

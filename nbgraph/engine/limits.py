@@ -50,7 +50,19 @@ class Meter:
     """
 
     __slots__ = (
-        "_asked_at", "_mark", "asking", "budget", "chosen", "cost", "peak", "prior_seconds", "t0", "timed", "tokens", "turns", "waited",
+        "_asked_at",
+        "_mark",
+        "asking",
+        "budget",
+        "chosen",
+        "cost",
+        "peak",
+        "prior_seconds",
+        "t0",
+        "timed",
+        "tokens",
+        "turns",
+        "waited",
     )
 
     def __init__(self, budget: Budget | None) -> None:
@@ -178,7 +190,9 @@ class Meter:
         if timeout is not None and (left is None or timeout <= left):
             return Deadline(timeout, f"node {node!r} timed out after {timeout:g} s (timeout={timeout:g})", "failed")
         assert left is not None and self.budget is not None and self.budget.seconds is not None
-        return Deadline(max(left, 0.0), f"budget exceeded: seconds {self.budget.seconds:g} used up during node {node!r}", "aborted")
+        return Deadline(
+            max(left, 0.0), f"budget exceeded: seconds {self.budget.seconds:g} used up during node {node!r}", "aborted"
+        )
 
 
 class Deadline:

@@ -22,8 +22,18 @@ if TYPE_CHECKING:
     from ..pauses import Pause
 
 __all__ = [
-    "Listeners", "answered", "done", "error_event", "interrupt", "node_enter", "node_exit", "route_event",
-    "run_start", "step_end_events", "text_delta", "trace",
+    "Listeners",
+    "answered",
+    "done",
+    "error_event",
+    "interrupt",
+    "node_enter",
+    "node_exit",
+    "route_event",
+    "run_start",
+    "step_end_events",
+    "text_delta",
+    "trace",
 ]
 
 Listener = Callable[[Any], Any]
@@ -72,7 +82,9 @@ def _call(listeners: list[Listener], event: Any) -> None:
         try:
             listener(event)
         except Exception as exc:  # a broken observer must not break the run
-            warnings.warn(f"event listener {listener!r} raised {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"event listener {listener!r} raised {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=3
+            )
 
 
 # -- the engine's own events -----------------------------------------------------------
@@ -89,7 +101,9 @@ def run_start(thread: str, step: int, graph: str, resumed: bool) -> Any:
     return _events().RunStart.model_construct(thread=thread, step=step, graph=graph, resumed=resumed)
 
 
-def node_enter(thread: str, step: int, node: str, visit: int, path: str, branch: str | None, rerun: bool = False) -> Any:
+def node_enter(
+    thread: str, step: int, node: str, visit: int, path: str, branch: str | None, rerun: bool = False
+) -> Any:
     return _events().NodeEnter.model_construct(
         thread=thread, step=step, node=node, visit=visit, path=path, branch=branch, rerun=rerun
     )
@@ -100,24 +114,40 @@ def text_delta(thread: str, step: int, node: str, path: str, branch: str | None,
 
 
 def interrupt(thread: str, step: int, pause: Pause) -> Any:
-    return _events().Interrupt.model_construct(thread=thread, step=step, path=pause.path, branch=pause.branch, pause=pause)
+    return _events().Interrupt.model_construct(
+        thread=thread, step=step, path=pause.path, branch=pause.branch, pause=pause
+    )
 
 
 def answered(thread: str, step: int, pause: Pause, answer: Any) -> Any:
     return _events().Answer.model_construct(
-        thread=thread, step=step, path=pause.path, branch=pause.branch, pause_id=pause.id,
+        thread=thread,
+        step=step,
+        path=pause.path,
+        branch=pause.branch,
+        pause_id=pause.id,
         answer=to_jsonable(answer, strict=False),
     )
 
 
-def error_event(thread: str, step: int, node: str | None, path: str, branch: str | None, error: str, error_type: str) -> Any:
+def error_event(
+    thread: str, step: int, node: str | None, path: str, branch: str | None, error: str, error_type: str
+) -> Any:
     return _events().ErrorEvent.model_construct(
-        thread=thread, step=step, node=node, path=path, branch=branch, error=error, error_type=error_type,
+        thread=thread,
+        step=step,
+        node=node,
+        path=path,
+        branch=branch,
+        error=error,
+        error_type=error_type,
     )
 
 
 def done(thread: str, step: int, outcome: str, reason: str | None, hit_max_steps: bool) -> Any:
-    return _events().Done.model_construct(thread=thread, step=step, outcome=outcome, reason=reason, hit_max_steps=hit_max_steps)
+    return _events().Done.model_construct(
+        thread=thread, step=step, outcome=outcome, reason=reason, hit_max_steps=hit_max_steps
+    )
 
 
 def node_exit(thread: str, record: Step) -> Any:
@@ -136,8 +166,14 @@ def node_exit(thread: str, record: Step) -> Any:
 
 def route_event(thread: str, step: int, edge: FiredEdge, path: str = "", branch: str | None = None) -> Any:
     return _events().Route.model_construct(
-        thread=thread, step=step, path=path, branch=branch, source=edge.source, target=edge.target,
-        label=edge.label, unconditional=edge.unconditional,
+        thread=thread,
+        step=step,
+        path=path,
+        branch=branch,
+        source=edge.source,
+        target=edge.target,
+        label=edge.label,
+        unconditional=edge.unconditional,
     )
 
 
@@ -176,7 +212,9 @@ def trace(
         if "/" in record.path:
             for container in _containers(history, i, entered):
                 yield from _before(container.events)[0]
-                yield node_enter(thread, container.step, container.node, container.visit, container.path, container.branch)
+                yield node_enter(
+                    thread, container.step, container.node, container.visit, container.path, container.branch
+                )
         first, events = _before(record.events)
         if record.path in entered:
             entered.discard(record.path)
@@ -190,8 +228,13 @@ def trace(
     if outcome == "failed":
         last = history[-1] if history and history[-1].error else None
         yield error_event(
-            thread, last.step if last else step, last.node if last else None,
-            last.path if last else "", last.branch if last else None, reason or "", error_type,
+            thread,
+            last.step if last else step,
+            last.node if last else None,
+            last.path if last else "",
+            last.branch if last else None,
+            reason or "",
+            error_type,
         )
     for pause in pauses:
         yield interrupt(thread, step, pause)
@@ -201,7 +244,12 @@ def trace(
 def _before(events: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """A step's events split at its node-enter: a breakpoint's pause before the node (its
     interrupt and resume) came first."""
-    if events and events[0].type == "interrupt" and events[0].pause.kind == "breakpoint" and events[0].pause.at == "before":
+    if (
+        events
+        and events[0].type == "interrupt"
+        and events[0].pause.kind == "breakpoint"
+        and events[0].pause.at == "before"
+    ):
         return events[:2], events[2:]
     return (), events
 

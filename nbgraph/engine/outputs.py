@@ -101,7 +101,9 @@ def _sends(items: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | 
     for item in items:
         if isinstance(item, Mapping):
             if update is not None:
-                raise InvalidUpdate(f"node {name!r} returned two updates with its Send items; return one dict", node=name)
+                raise InvalidUpdate(
+                    f"node {name!r} returned two updates with its Send items; return one dict", node=name
+                )
             update = item
             continue
         if not isinstance(item, Send):

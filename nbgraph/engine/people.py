@@ -31,8 +31,16 @@ if TYPE_CHECKING:
     from .walker import Walker
 
 __all__ = [
-    "ASK_BUDGET", "PauseRequested", "Pauses", "apply_verdict", "approve_step", "ask_budget", "budget_pause", "check_storable",
-    "raise_budget", "wait_for_person",
+    "ASK_BUDGET",
+    "PauseRequested",
+    "Pauses",
+    "apply_verdict",
+    "approve_step",
+    "ask_budget",
+    "budget_pause",
+    "check_storable",
+    "raise_budget",
+    "wait_for_person",
 ]
 
 
@@ -223,7 +231,12 @@ async def approve_step(
     from ..pauses import Pause
 
     pause = Pause(
-        id=new_id(), kind="approval", node=node.name, step=record.step, path=record.path, branch=record.branch,
+        id=new_id(),
+        kind="approval",
+        node=node.name,
+        step=record.step,
+        path=record.path,
+        branch=record.branch,
         prompt=f"Approve the result of {node.name!r}?",
     )
     if not walker.live:
@@ -233,11 +246,19 @@ async def approve_step(
     walker.listeners.emit_step_if(lambda: node_exit(walker.thread, record))
     events: list[Any] = []
     verdict = await wait_for_person(walker, pause, None, events)
-    return apply_verdict(walker, node, record._replace(approval_events=tuple(events)), verdict, level, in_branch=in_branch)
+    return apply_verdict(
+        walker, node, record._replace(approval_events=tuple(events)), verdict, level, in_branch=in_branch
+    )
 
 
 def apply_verdict(
-    walker: Walker, node: NodePlan, record: Step, verdict: Approval, level: Level | None = None, *, in_branch: bool = False
+    walker: Walker,
+    node: NodePlan,
+    record: Step,
+    verdict: Approval,
+    level: Level | None = None,
+    *,
+    in_branch: bool = False,
 ) -> Ending | tuple[Step, Hop | None]:
     """A person's verdict on a step: its edit, or where a denial goes.
 
@@ -262,7 +283,9 @@ def apply_verdict(
             try:
                 level.values = level.plan.schema.apply(level.values, verdict.update, spec.name)
             except InvalidUpdate as exc:
-                return failure(walker.listeners, level, Frame(record.node, record.path, record.branch), exc, record.step)
+                return failure(
+                    walker.listeners, level, Frame(record.node, record.path, record.branch), exc, record.step
+                )
         record = record._replace(edit=verdict.update)
     return record, None
 
@@ -273,7 +296,9 @@ ASK_BUDGET = Ending("aborted", "the budget is about to be exceeded")
 """What the walker's limit check gives when a budget with ``ask=True`` wants a person."""
 
 
-def budget_pause(walker: Walker, frames: tuple[Frame, ...], step: int, over: tuple[str, ...], reruns: Any = None) -> Pause:
+def budget_pause(
+    walker: Walker, frames: tuple[Frame, ...], step: int, over: tuple[str, ...], reruns: Any = None
+) -> Pause:
     """The pause that asks a person to raise the budget before ``frames`` run (or, with
     ``reruns``, in the middle of a node whose LLM call found a limit reached)."""
     from ..pauses import BudgetFigures, Pause
@@ -289,8 +314,16 @@ def budget_pause(walker: Walker, frames: tuple[Frame, ...], step: int, over: tup
     )
     frame = frames[0]
     return Pause(
-        id=new_id(), kind="budget", node=frame.node, step=step, path=frame.path, branch=frame.branch,
-        prompt=f"budget about to be exceeded: {said}", input_kind="budget", budget=figures, reruns=reruns,
+        id=new_id(),
+        kind="budget",
+        node=frame.node,
+        step=step,
+        path=frame.path,
+        branch=frame.branch,
+        prompt=f"budget about to be exceeded: {said}",
+        input_kind="budget",
+        budget=figures,
+        reruns=reruns,
     )
 
 

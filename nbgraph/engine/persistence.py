@@ -34,7 +34,13 @@ if TYPE_CHECKING:
     from .walker import Walker
 
 __all__ = [
-    "Persistence", "default_checkpointer", "forget", "fork_thread", "open_thread", "restore", "store_for",
+    "Persistence",
+    "default_checkpointer",
+    "forget",
+    "fork_thread",
+    "open_thread",
+    "restore",
+    "store_for",
 ]
 
 _DEFAULT = MemoryCheckpointer(max_threads=1000)
@@ -97,8 +103,18 @@ class Persistence:
             return
         walker = self._walker
         checkpoint = Checkpoint(
-            walker.thread, walker.plan.name, walker.step, walker.values, frames,
-            status, reason, (), walker.pauses.answers_copy(), records[-1] if records else None, records[:-1], self.run,
+            walker.thread,
+            walker.plan.name,
+            walker.step,
+            walker.values,
+            frames,
+            status,
+            reason,
+            (),
+            walker.pauses.answers_copy(),
+            records[-1] if records else None,
+            records[:-1],
+            self.run,
             walker.totals() if self._totals else None,
         )
         self._put(checkpoint)
@@ -249,7 +265,11 @@ def keep_for_resume(walker: Walker, ending: Ending) -> None:
     plan, thread = walker.plan, walker.thread
     store = walker.persistence.store = _DEFAULT
     store.delete(thread)
-    start = tuple(f for t in walker.start_edge.targets if t in plan.nodes for f in plan.frames_to(t)) if walker.start_edge else walker.frames
+    start = (
+        tuple(f for t in walker.start_edge.targets if t in plan.nodes for f in plan.frames_to(t))
+        if walker.start_edge
+        else walker.frames
+    )
     values = walker.input
     store.put(thread, Checkpoint(thread, plan.name, 0, values, start))
     records: list[Step] = []
@@ -267,8 +287,14 @@ def keep_for_resume(walker: Walker, ending: Ending) -> None:
     last = store.get(thread)
     assert last is not None
     last = last._replace(
-        state=walker.values, status=ending.outcome, reason=ending.reason, frames=walker.frames, pauses=ending.pauses,
-        answers=walker.pauses.answers_copy(), settled=tuple(walker.root.settled), levels=walker.levels(),
+        state=walker.values,
+        status=ending.outcome,
+        reason=ending.reason,
+        frames=walker.frames,
+        pauses=ending.pauses,
+        answers=walker.pauses.answers_copy(),
+        settled=tuple(walker.root.settled),
+        levels=walker.levels(),
     )
     store.put(thread, last)
     walker.persistence.last = last
@@ -302,7 +328,9 @@ def open_thread(
 
     story = lambda pid: _answered(store, thread, last, pid)  # noqa: E731
     if last.status in ("done", "denied"):
-        raise ResumeError(f"thread {thread!r} already finished ({last.status}){_told(answer, pause_id, story)}; fork it to run again")
+        raise ResumeError(
+            f"thread {thread!r} already finished ({last.status}){_told(answer, pause_id, story)}; fork it to run again"
+        )
     _check_nodes(plan, thread, last)
     if not last.pauses:
         if answer is not None or pause_id is not None:
@@ -449,7 +477,13 @@ def _totals(history: list[Step], upto: int) -> dict[str, Any]:
         seconds += record.duration
         last, same = record.node, same + 1 if record.node == last else 1
     return {
-        "visits": visits, "tokens": tokens, "cost": cost, "turns": turns, "seconds": seconds, "streak": [last, same], "peak": peak,
+        "visits": visits,
+        "tokens": tokens,
+        "cost": cost,
+        "turns": turns,
+        "seconds": seconds,
+        "streak": [last, same],
+        "peak": peak,
     }
 
 

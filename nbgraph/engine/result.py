@@ -80,12 +80,21 @@ class RunResult:
         start = walker.start_edge
         if start is None and history and history[0].step == 1:
             start = walker.plan.start_edge(history[0].node)
-        return list(trace(
-            self.thread, walker.plan.name, start, history,
-            outcome=self.outcome, reason=self.reason, error_type=type(self.error).__name__,
-            pauses=self.pauses, step=walker.step, hit_max_steps=self.hit_max_steps,
-            resumed=walker.input is None,  # it continued from a checkpoint
-        ))
+        return list(
+            trace(
+                self.thread,
+                walker.plan.name,
+                start,
+                history,
+                outcome=self.outcome,
+                reason=self.reason,
+                error_type=type(self.error).__name__,
+                pauses=self.pauses,
+                step=walker.step,
+                hit_max_steps=self.hit_max_steps,
+                resumed=walker.input is None,  # it continued from a checkpoint
+            )
+        )
 
     def to_ndjson(self) -> str:
         """The event trace as NDJSON."""

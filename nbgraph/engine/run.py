@@ -20,9 +20,9 @@ from .breaks import Breaks, set_breaks
 from .ending import Ending
 from .limits import Budget
 from .listeners import Listeners, done, interrupt
-from .result import RunResult
 from .people import check_storable
 from .persistence import default_checkpointer, forget, open_thread, restore, store_for
+from .result import RunResult
 from .walker import RESTORED, Walker
 
 __all__ = ["Run", "live_runs"]
@@ -71,9 +71,15 @@ class Run:
             store = default_checkpointer()
         listeners = Listeners(plan.listeners if on_event is None else (*plan.listeners, on_event), self.thread)
         self._walker = Walker(
-            plan, self.thread, input=input, store=store,
-            budget=budget if budget is not None else plan.budget, live=live, listeners=listeners,
-            stepping=stepping, pace=pace,
+            plan,
+            self.thread,
+            input=input,
+            store=store,
+            budget=budget if budget is not None else plan.budget,
+            live=live,
+            listeners=listeners,
+            stepping=stepping,
+            pace=pace,
         )
         self._walker.meter.chosen = budget is not None
         self._task: asyncio.Task[RunResult] | None = None
@@ -189,17 +195,20 @@ class Run:
             path, branch = frame.path, frame.branch
             return any(
                 (p.path == path or p.path.startswith(path + "/"))
-                and p.branch is not None and (p.branch == branch or p.branch.startswith(branch + "/"))
+                and p.branch is not None
+                and (p.branch == branch or p.branch.startswith(branch + "/"))
                 for p in pending
             )
 
         return [
             BranchState(
-                slot.frame.node, slot.frame.path, slot.frame.branch,
+                slot.frame.node,
+                slot.frame.path,
+                slot.frame.branch,
                 "paused" if status == "running" and pending and asking(slot.frame) else status,
             )
             for slots, statuses in walker.supersteps.values()
-            for slot, status in zip(slots, statuses)
+            for slot, status in zip(slots, statuses, strict=True)
         ]
 
     @property
@@ -283,11 +292,17 @@ class Run:
                 + (" (it has finished)" if self.done else "; use `await run.next_pause()` to wait for a pause")
             )
         given = bind(
-            open_, value, pause, thread=self.thread,
+            open_,
+            value,
+            pause,
+            thread=self.thread,
             story=lambda pid: pauses.given.get(pid) or answered_in(reversed(walker.full_history()), pid),
         )
         kinds = {p.id: p for p in open_}
-        given = {pid: "continue" if answer is None and kinds[pid].kind == "breakpoint" else answer for pid, answer in given.items()}
+        given = {
+            pid: "continue" if answer is None and kinds[pid].kind == "breakpoint" else answer
+            for pid, answer in given.items()
+        }
         for pid, answer in given.items():  # every answer checked before any is given
             check_storable(answer, kinds[pid])
             read_answer(kinds[pid], answer)
@@ -420,7 +435,7 @@ class Run:
         walker.persistence.finish(ending)
         listeners = walker.listeners
         for pause in ending.pauses:
-            listeners.emit_if(lambda: interrupt(self.thread, walker.step, pause))
+            listeners.emit_if(lambda pause=pause: interrupt(self.thread, walker.step, pause))
         listeners.emit_if(lambda: done(self.thread, walker.step, ending.outcome, ending.reason, ending.hit_max_steps))
         self._result = RunResult(self, ending)
         persistence = walker.persistence

@@ -15,7 +15,6 @@ from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
 from ..plan import Hop
 from ..state import to_jsonable
 from .calls import Called
-
 from .ending import Ending
 
 if TYPE_CHECKING:
@@ -23,8 +22,19 @@ if TYPE_CHECKING:
     from .levels import Level
 
 __all__ = [
-    "ChildFailed", "Ended", "Failed", "Halted", "Parked", "Settled", "Slot", "keep", "kept_pause", "number", "restored",
-    "settled_entry", "undo",
+    "ChildFailed",
+    "Ended",
+    "Failed",
+    "Halted",
+    "Parked",
+    "Settled",
+    "Slot",
+    "keep",
+    "kept_pause",
+    "number",
+    "restored",
+    "settled_entry",
+    "undo",
 ]
 
 
@@ -75,6 +85,7 @@ class ChildFailed(Exception):
         self.reason = ending.reason or ending.outcome
         super().__init__(self.reason)
 
+
 def number(level: Level, frames: tuple[Frame, ...], base: int) -> list[Slot]:
     """Give each frame its step, its visit and (if it is on the level's main line) a branch
     id, in frontier order; inside a branch, ids are numbered under its own."""
@@ -106,6 +117,7 @@ def undo(level: Level, slots: list[Slot], base: int, ending: Ending, *, keep_fra
         level.frames = tuple(slot.frame for slot in slots)
     return ending
 
+
 def keep(level: Level, slots: list[Slot], results: list[Any]) -> InvalidUpdate | None:
     """What a checkpoint keeps of the branches that finished, so a resume does not run them again.
 
@@ -113,7 +125,7 @@ def keep(level: Level, slots: list[Slot], results: list[Any]) -> InvalidUpdate |
     the first such is returned, for a run that must stop now to say why.
     """
     unstorable = None
-    for slot, result in zip(slots, results):
+    for slot, result in zip(slots, results, strict=True):
         try:
             if isinstance(result, Parked) and result.called is not None:
                 level.settled.append(settled_entry(slot.step, result.called, result.pauses[0]))

@@ -87,7 +87,9 @@ def open_run(
 
             if not answers_by_id(source.answer):
                 pause = pauses[0].id  # the answer is for the pause the caller saw
-        return Run.continuing(plan, where, source.answer, pause=pause, force=source.force, checkpointer=store, **options)
+        return Run.continuing(
+            plan, where, source.answer, pause=pause, force=source.force, checkpointer=store, **options
+        )
     if isinstance(source, Fork):
         where, store, _ = _where(plan, source.run, checkpointer)
         new_thread = fork_thread(plan, store, where, source.step, source.update, source.thread or thread)

@@ -93,7 +93,9 @@ def limits(meter: Meter, level: Level, frames: tuple[Frame, ...]) -> Ending | No
         return None
     level.same += 1
     if level.same > plan.max_same_node:
-        return Ending("aborted", f"node {name!r} ran {plan.max_same_node} times in a row (max_same_node={plan.max_same_node})")
+        return Ending(
+            "aborted", f"node {name!r} ran {plan.max_same_node} times in a row (max_same_node={plan.max_same_node})"
+        )
     return None
 
 
@@ -152,7 +154,9 @@ async def _slots(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> tup
         unstorable = keep(level, slots, results)
         level.values = before
         if unstorable is not None:  # (the pauses cannot wait in a checkpoint beside it)
-            return undo(level, slots, base, failure(walker.listeners, level, None, unstorable, base + 1), keep_frames=True)
+            return undo(
+                level, slots, base, failure(walker.listeners, level, None, unstorable, base + 1), keep_frames=True
+            )
         return undo(level, slots, base, interrupted(walker, *(p for r in parked for p in r.pauses)), keep_frames=True)
     halt = None
     if lone and type(results[0]) is Halted:
@@ -186,7 +190,7 @@ def _close(
     if not lone:
         values = before
         try:
-            for slot, result in zip(slots, results):
+            for slot, result in zip(slots, results, strict=True):
                 if not isinstance(result, Failed):
                     values = fold(plan, values, result.update, result.records[:-1], slot.frame)
                     edit = result.records[-1].edit
@@ -209,7 +213,7 @@ def _close(
         try:
             walker.save(tuple(records), next_frames) if level is walker.root else walker.persistence.progress()
         except NbgraphError as exc:
-            del level.records[-len(records):]
+            del level.records[-len(records) :]
             return _rolled_back(walker, level, slots, results, base, before, exc, records)
     for record in records:
         walker.seconds += record.duration
@@ -229,14 +233,22 @@ def _close(
 
 
 def _rolled_back(
-    walker: Walker, level: Level, slots: list[Slot], results: list[Any], base: int, before: dict[str, Any],
-    exc: NbgraphError, records: list[Step] | None,
+    walker: Walker,
+    level: Level,
+    slots: list[Slot],
+    results: list[Any],
+    base: int,
+    before: dict[str, Any],
+    exc: NbgraphError,
+    records: list[Step] | None,
 ) -> Ending:
     """A route or the save failed: the step is undone as a whole (its updates dropped, its
     frames run again on resume); a lone step's record says why it failed."""
     level.values = before
     if len(slots) > 1:
-        return undo(level, slots, base, failure(walker.listeners, level, None, exc, base + len(slots)), keep_frames=True)
+        return undo(
+            level, slots, base, failure(walker.listeners, level, None, exc, base + len(slots)), keep_frames=True
+        )
     called = results[0]
     failed = (records or called.records)[-1]._replace(update=None, edge=None, error=error_text(exc))
     level.records.extend((*called.records[:-1], failed))
@@ -244,7 +256,9 @@ def _rolled_back(
     return undo(level, slots, base, failure(walker.listeners, level, slot.frame, exc, slot.step), keep_frames=True)
 
 
-def _route(walker: Walker, level: Level, slots: list[Slot], results: list[Any]) -> tuple[list[Step], list[tuple[Frame, Hop]]]:
+def _route(
+    walker: Walker, level: Level, slots: list[Slot], results: list[Any]
+) -> tuple[list[Step], list[tuple[Frame, Hop]]]:
     """Route every slot that settled (a map once, after its last branch); their records."""
     plan = level.plan
     view = plan.schema.view(level.values)
@@ -252,7 +266,7 @@ def _route(walker: Walker, level: Level, slots: list[Slot], results: list[Any]) 
     # Goto) or fail; after its last failed one if every one failed: "all" goes on regardless.
     last_of_map: dict[str, int] = {}
     last_failed: dict[str, int] = {}
-    for i, (slot, result) in enumerate(zip(slots, results)):
+    for i, (slot, result) in enumerate(zip(slots, results, strict=True)):
         if slot.frame.payload is not NO_PAYLOAD:
             if isinstance(result, Failed):
                 last_failed[slot.frame.node] = i
@@ -262,7 +276,7 @@ def _route(walker: Walker, level: Level, slots: list[Slot], results: list[Any]) 
         last_of_map.setdefault(name, i)
     records: list[Step] = []
     taken: list[tuple[Frame, Hop]] = []
-    for i, (slot, result) in enumerate(zip(slots, results)):
+    for i, (slot, result) in enumerate(zip(slots, results, strict=True)):
         frame = slot.frame
         failed = isinstance(result, Failed)
         if failed and not (result.records and frame.payload is not NO_PAYLOAD and last_of_map.get(frame.node) == i):
@@ -296,7 +310,14 @@ def _arrivals(plan: Any, frame: Frame) -> list[tuple[Frame, Hop]]:
     """A branch that settled without routing (failed, or denied) still arrives at the joins it
     feeds: they must not wait for it for ever."""
     return [
-        (frame, Hop(FiredEdge(frame.node, edge.target, edge.label, edge.when is None), plan.frames_to(edge.target), frozenset(edge.join)))
+        (
+            frame,
+            Hop(
+                FiredEdge(frame.node, edge.target, edge.label, edge.when is None),
+                plan.frames_to(edge.target),
+                frozenset(edge.join),
+            ),
+        )
         for edge in plan.edges
         if edge.source == frame.node and edge.join
     ]
@@ -419,4 +440,3 @@ def route_restored(walker: Walker, pause: Pause | None = None, answer: Any = Non
     if pause is not None and pause.kind == "breakpoint" and answer == "stop":
         return Ending("aborted", stop_reason(pause))
     return None
-

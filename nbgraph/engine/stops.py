@@ -74,7 +74,9 @@ def hit_max_steps(level: Level, node: str) -> Ending:
     return Ending("done", reason, hit_max_steps=plan.on_max_steps == "flag")
 
 
-def failure(listeners: Listeners, level: Level, frame: Frame | None, exc: BaseException, step: int | None = None) -> Ending:
+def failure(
+    listeners: Listeners, level: Level, frame: Frame | None, exc: BaseException, step: int | None = None
+) -> Ending:
     """End ``failed``: the failing frame runs again on resume, the last checkpoint stays intact."""
     if frame is not None:
         level.frames = (frame,)
@@ -88,10 +90,17 @@ def failure(listeners: Listeners, level: Level, frame: Frame | None, exc: BaseEx
         if frame is not None:
             where = f"node {frame.path!r} failed at step {step}"
         reason = f"{where}: {type(exc).__name__}: {exc}"
-    listeners.emit_if(lambda: error_event(
-        listeners.thread, step or level.steps, node, frame.path if frame else "", frame.branch if frame else None,
-        reason, type(exc).__name__,
-    ))
+    listeners.emit_if(
+        lambda: error_event(
+            listeners.thread,
+            step or level.steps,
+            node,
+            frame.path if frame else "",
+            frame.branch if frame else None,
+            reason,
+            type(exc).__name__,
+        )
+    )
     return Ending("failed", reason, error=exc)
 
 
@@ -99,7 +108,9 @@ def timed_out(listeners: Listeners, level: Level, frame: Frame, step: int, deadl
     """``frame``'s node ran past ``deadline``: it runs again on resume."""
     level.frames = (frame,)
     reason = f"{deadline.reason} at step {step}"
-    listeners.emit_if(lambda: error_event(listeners.thread, step, frame.node, frame.path, frame.branch, reason, "TimeoutError"))
+    listeners.emit_if(
+        lambda: error_event(listeners.thread, step, frame.node, frame.path, frame.branch, reason, "TimeoutError")
+    )
     return Ending(deadline.outcome, reason)  # type: ignore[arg-type]
 
 

@@ -137,8 +137,13 @@ class Walker:
         """What the run has used so far, as a checkpoint keeps it."""
         meter, root = self.meter, self.root
         return {
-            "visits": dict(root.visits), "tokens": meter.tokens, "cost": meter.cost, "turns": meter.turns,
-            "seconds": self.seconds, "streak": [root.last_node, root.same], "peak": meter.peak,
+            "visits": dict(root.visits),
+            "tokens": meter.tokens,
+            "cost": meter.cost,
+            "turns": meter.turns,
+            "seconds": self.seconds,
+            "streak": [root.last_node, root.same],
+            "peak": meter.peak,
         }
 
     def levels(self) -> dict[str, Any]:
@@ -178,7 +183,11 @@ class Walker:
     def _route_from_start(self, level: Level) -> None:
         plan = level.plan
         start = plan.start
-        ctx = Context(self, plan, START, 0, 1, f"{level.path}/{START}" if level.path else START) if start.wants_ctx else None
+        ctx = (
+            Context(self, plan, START, 0, 1, f"{level.path}/{START}" if level.path else START)
+            if start.wants_ctx
+            else None
+        )
         hop = start.fixed or start.route(plan.schema.view(level.values), ctx)
         level.frames = level.here(hop.frames)
         if level is self.root:  # (a sub-graph's first step says where it began)
@@ -191,7 +200,11 @@ class Walker:
         node = self.plan.nodes[record.node]
         if node.fixed is not None:
             return node.fixed
-        ctx = Context(self, self.plan, record.node, record.step, record.visit, record.path, record.branch) if node.wants_ctx else None
+        ctx = (
+            Context(self, self.plan, record.node, record.step, record.visit, record.path, record.branch)
+            if node.wants_ctx
+            else None
+        )
         return node.route(self.plan.schema.view(self.values), ctx)
 
     # -- the loop ---------------------------------------------------------------------
@@ -231,4 +244,3 @@ class Walker:
 
     def save(self, records: tuple[Step, ...], frames: tuple[Frame, ...], **status: Any) -> None:
         self.persistence.save(records, frames, **status)
-

@@ -46,29 +46,52 @@ def _candidates(
                         value = holds = bool(c.when(view, ctx) if c.takes_ctx else c.when(view))
                     except Exception as exc:
                         error = describe(exc)
-                        problems.append(Problem(
-                            kind="condition-raised", edge={"from": record.node, "to": c.target}, path=path,
-                            message=f"the condition of edge {record.node} -> {c.target} [{c.label}] raised {error}",
-                        ))
+                        problems.append(
+                            Problem(
+                                kind="condition-raised",
+                                edge={"from": record.node, "to": c.target},
+                                path=path,
+                                message=f"the condition of edge {record.node} -> {c.target} [{c.label}] raised {error}",
+                            )
+                        )
                 if holds and c.each is not None:
                     try:
                         items = len(list(c.each(view, ctx) if c.each_ctx else c.each(view)))
                     except Exception as exc:
                         error = describe(exc)
-                        problems.append(Problem(
-                            kind="map-raised", edge={"from": record.node, "to": c.target}, path=path,
-                            message=f"the map of edge {record.node} -> {c.target} [{c.label}] raised {error}",
-                        ))
+                        problems.append(
+                            Problem(
+                                kind="map-raised",
+                                edge={"from": record.node, "to": c.target},
+                                path=path,
+                                message=f"the map of edge {record.node} -> {c.target} [{c.label}] raised {error}",
+                            )
+                        )
             pick = bool(holds) and not chosen and error is None
             chosen = chosen or pick
             fired = (
-                edge is not None and not command and edge.source == record.node and edge.target == c.target
-                and edge.label == c.label and tuple(edge.targets) == tuple(targets)
+                edge is not None
+                and not command
+                and edge.source == record.node
+                and edge.target == c.target
+                and edge.label == c.label
+                and tuple(edge.targets) == tuple(targets)
             )
-            out.append(Candidate(
-                target=c.target, targets=targets, label=label, kind=kind, unconditional=c.when is None,
-                value=value, holds=holds, error=error, items=items, chosen=pick, fired=fired,
-            ))
+            out.append(
+                Candidate(
+                    target=c.target,
+                    targets=targets,
+                    label=label,
+                    kind=kind,
+                    unconditional=c.when is None,
+                    value=value,
+                    holds=holds,
+                    error=error,
+                    items=items,
+                    chosen=pick,
+                    fired=fired,
+                )
+            )
     elif isinstance(owner, RoutedBy):
         returned: Any = None
         error = None
@@ -81,28 +104,44 @@ def _candidates(
                 if not isinstance(returned, str) or returned not in owner.valid:
                     error = f"returned {returned!r}, which is not one of its targets: {', '.join(owner.valid)}"
             if error is not None:
-                problems.append(Problem(
-                    kind="router-raised", node=record.node, path=path,
-                    message=f"router {owner.label!r} of node {record.node!r} {'raised ' if 'returned' not in error else ''}{error}",
-                ))
+                problems.append(
+                    Problem(
+                        kind="router-raised",
+                        node=record.node,
+                        path=path,
+                        message=f"router {owner.label!r} of node {record.node!r} {'raised ' if 'returned' not in error else ''}{error}",
+                    )
+                )
         for target in owner.valid:
             holds = None if not routed or error is not None else returned == target
-            out.append(Candidate(
-                target=target, targets=[target], label=owner.label, kind="router",
-                value=returned if routed and error is None else None, holds=holds, error=error,
-                chosen=bool(holds), fired=edge is not None and not command and edge.target == target,
-            ))
+            out.append(
+                Candidate(
+                    target=target,
+                    targets=[target],
+                    label=owner.label,
+                    kind="router",
+                    value=returned if routed and error is None else None,
+                    holds=holds,
+                    error=error,
+                    chosen=bool(holds),
+                    fired=edge is not None and not command and edge.target == target,
+                )
+            )
     spec = node.spec
     for target in spec.destinations or ():
         fired = command and edge is not None and target in edge.targets
         out.append(Candidate(target=target, targets=[target], label="goto", kind="goto", fired=fired))
     if edge is not None and command and not any(c.fired for c in out):
         kind = "denied" if edge.label == "denied" else edge.label
-        out.append(Candidate(target=edge.target, targets=list(edge.targets), label=edge.label or kind, kind=kind, fired=True))  # type: ignore[arg-type]
+        out.append(
+            Candidate(target=edge.target, targets=list(edge.targets), label=edge.label or kind, kind=kind, fired=True)
+        )  # type: ignore[arg-type]
     if record.error is not None:
         problems.extend(Problem(**{**found, "path": path}) for found in routing_problems(plan, record.error))
         for found in problems:
             for i, candidate in enumerate(out):
-                if found.edge == {"from": record.node, "to": candidate.target} or (found.node == record.node and candidate.kind == "router"):
+                if found.edge == {"from": record.node, "to": candidate.target} or (
+                    found.node == record.node and candidate.kind == "router"
+                ):
                     out[i] = candidate.model_copy(update={"error": found.message})
     return out, problems

@@ -53,7 +53,7 @@ def _grown(old: Any, new: Any) -> tuple[Sequence[Any], list[tuple[int, Any, Any]
         return None
     if len(new) < len(old):
         return None
-    swapped = [(i, a, b) for i, (a, b) in enumerate(zip(old, new)) if a is not b and not _equal(a, b)]
+    swapped = [(i, a, b) for i, (a, b) in enumerate(zip(old, new, strict=False)) if a is not b and not _equal(a, b)]
     if len(swapped) > len(old) // 2 and swapped:
         return None  # a new list, not the old one grown
     return list(new[len(old) :]), swapped

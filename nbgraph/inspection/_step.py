@@ -47,7 +47,13 @@ def _inspect(walk: Walk, target: Step, thread: str | None, missing: Sequence[str
     superstep = len(walk.groups[i]) > 1
     candidates, problems = _candidates(plan, node, record, walk.routing[i] if routed else seen, routed, walk.prefix)
     first = next((c for c in candidates if c.chosen), None)
-    if routed and first is not None and record.edge is not None and not first.fired and record.edge.label not in _COMMANDS:
+    if (
+        routed
+        and first is not None
+        and record.edge is not None
+        and not first.fired
+        and record.edge.label not in _COMMANDS
+    ):
         notes.append(
             f"evaluated again, routing picks {first.label!r} -> {first.target!r}, but the run took "
             f"{record.edge.label!r} -> {record.edge.target!r}: a condition is not pure, or reads what the "
@@ -80,8 +86,14 @@ def _inspect(walk: Walk, target: Step, thread: str | None, missing: Sequence[str
         update=_json(record.update),
         edit=_json(record.edit),
         change=diff_states(seen, after),
-        edge=None if edge is None else EdgeTaken(
-            source=edge.source, target=edge.target, targets=list(edge.targets), label=edge.label, unconditional=edge.unconditional
+        edge=None
+        if edge is None
+        else EdgeTaken(
+            source=edge.source,
+            target=edge.target,
+            targets=list(edge.targets),
+            label=edge.label,
+            unconditional=edge.unconditional,
         ),
         candidates=candidates,
         routed_on=("superstep" if superstep else "step") if routed else "none",
@@ -124,5 +136,7 @@ def _pauses(events: Sequence[Any]) -> list[PauseSeen]:
             pause = event.pause
             seen[pause.id] = PauseSeen(id=pause.id, kind=pause.kind, prompt=pause.prompt)
         elif kind == "answer" and event.pause_id in seen:
-            seen[event.pause_id] = seen[event.pause_id].model_copy(update={"answered": True, "answer": _json(event.answer)})
+            seen[event.pause_id] = seen[event.pause_id].model_copy(
+                update={"answered": True, "answer": _json(event.answer)}
+            )
     return list(seen.values())

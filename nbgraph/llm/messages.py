@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 import pydantic
 
@@ -80,7 +80,7 @@ class ToolMessage(_Message):
 
 
 Message = Annotated[
-    Union[SystemMessage, UserMessage, AssistantMessage, ToolMessage],
+    SystemMessage | UserMessage | AssistantMessage | ToolMessage,
     pydantic.Field(discriminator="role"),
 ]
 """Any conversation message; discriminated by ``role``."""
@@ -177,7 +177,9 @@ def to_openai(message: Any) -> dict[str, Any]:
                     "type": "function",
                     "function": {
                         "name": call.name,
-                        "arguments": call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments),
+                        "arguments": call.raw_arguments
+                        if call.raw_arguments is not None
+                        else json.dumps(call.arguments),
                     },
                 }
                 for call in message.tool_calls

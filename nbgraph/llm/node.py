@@ -137,7 +137,9 @@ def llm_node(
         turn.new.extend(UserMessage(content=text) for text in ctx.take_steering())
 
         def request(choice: str) -> ChatRequest:
-            return ChatRequest(messages=[*head, *past, *turn.new], tools=schemas if choice != "none" else (), tool_choice=choice)
+            return ChatRequest(
+                messages=[*head, *past, *turn.new], tools=schemas if choice != "none" else (), tool_choice=choice
+            )
 
         rounds = 0
         while True:
@@ -245,7 +247,9 @@ class _Turn:
                     f"{self.model.name!r} (nudged {MAX_EMPTY_REPLIES} times{ignored})"
                 )
             self.new.append(UserMessage(content=NO_TOOLS_NUDGE if dropped else EMPTY_REPLY_NUDGE))
-            request = ChatRequest(messages=[*request.messages, self.new[-1]], tools=request.tools, tool_choice=request.tool_choice)
+            request = ChatRequest(
+                messages=[*request.messages, self.new[-1]], tools=request.tools, tool_choice=request.tool_choice
+            )
 
     def _drop(self, calls: Sequence[Any]) -> None:
         """Leave out the calls of a reply asked for without tools, and say so in an error event."""
@@ -266,7 +270,12 @@ class _Turn:
         completed = False
         for call in batch:
             key = _call_key(call)
-            ctx.emit("tool-call", call_id=call.id, name=call.name, args=call.arguments if call.raw_arguments is None else call.raw_arguments)
+            ctx.emit(
+                "tool-call",
+                call_id=call.id,
+                name=call.name,
+                args=call.arguments if call.raw_arguments is None else call.raw_arguments,
+            )
             if key in self.failed_last:
                 raise RunFailed(
                     f"stuck: node {ctx.node!r} repeated the failing call {call.name}({_shortened(_arguments_text(call))}) "
@@ -282,7 +291,9 @@ class _Turn:
                     self.results[key] = result
                     completed = completed or self._completes(call.name)
             ctx.emit("tool-result", call_id=call.id, name=call.name, result=result, is_error=is_error)
-            self.new.append(ToolMessage(tool_call_id=call.id, name=call.name, content=result, is_error=is_error, node=ctx.node))
+            self.new.append(
+                ToolMessage(tool_call_id=call.id, name=call.name, content=result, is_error=is_error, node=ctx.node)
+            )
         self.failed_last = failed
         return completed
 
@@ -381,7 +392,7 @@ def _window(history: list[Any], state: Any, max_tokens: int | None) -> list[Any]
                 break
     if max_tokens is None:
         return history
-    return history[window_start(history, max_tokens):]
+    return history[window_start(history, max_tokens) :]
 
 
 def _distinct_tools(history: Sequence[Any], new: Sequence[Any]) -> int:

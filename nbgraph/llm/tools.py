@@ -22,7 +22,14 @@ __all__ = ["Tool", "tool"]
 class Tool:
     """A callable offered to the model. Build one with :func:`tool` or pass a function."""
 
-    def __init__(self, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None, completes: bool = False) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        completes: bool = False,
+    ) -> None:
         if not callable(fn):
             raise TypeError(f"a tool must be a function, got {fn!r}")
         self.fn = fn
@@ -60,7 +67,13 @@ class Tool:
         return json.dumps(result, default=str)
 
 
-def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None, description: str | None = None, completes: bool = False) -> Any:
+def tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    completes: bool = False,
+) -> Any:
     """Make a :class:`Tool`: ``@tool``, ``@tool(completes=True)`` or ``tool(fn, name=...)``."""
     if fn is None:
         return lambda f: Tool(f, name=name, description=description, completes=completes)

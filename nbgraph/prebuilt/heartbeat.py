@@ -125,7 +125,9 @@ def _messages_prompt(max_cycles: int) -> Callable[[HeartbeatState], dict[str, An
         lines = [f"Heartbeat cycle {state.cycles + 1} of {max_cycles}.", f"Task: {state.task}"]
         if state.outcomes:
             lines.append(f"Previous cycle: {state.outcomes[-1].summary}")
-        lines.append("Work on the task. End your reply with DONE when it is finished, or BLOCKED: <why> if you cannot go on.")
+        lines.append(
+            "Work on the task. End your reply with DONE when it is finished, or BLOCKED: <why> if you cannot go on."
+        )
         return {"messages": [UserMessage(content="\n".join(lines))]}
 
     return prompt
