@@ -8,7 +8,7 @@ edges to try in order), and the frames each hop leads to.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import GraphValidationError, did_you_mean
@@ -312,7 +312,7 @@ def _breakpoints(graph: Graph, nodes: Mapping[str, NodeSpec], subplans: Mapping[
     return Breakpoints(frozenset(before), frozenset(after))
 
 
-def _find(path: str, nodes: Mapping[str, NodeSpec], subplans: Mapping[str, Plan]) -> str | None:
+def _find(path: str, nodes: Collection[str], subplans: Mapping[str, Plan]) -> str | None:
     """Why ``path`` names no node of the graph (None: it names one)."""
     head, _, rest = path.partition("/")
     if head in (START, END):

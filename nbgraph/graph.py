@@ -87,6 +87,9 @@ class Graph(Running):
         assert g.invoke({"n": 0}).state["n"] == 3
     """
 
+    on_max_steps: OnMaxSteps
+    settle: Literal["fail_fast", "all"]
+
     def __init__(
         self,
         name: str,
@@ -163,8 +166,11 @@ class Graph(Running):
             raise ValueError(f"node name must be a non-empty string, got {name!r}")
         if name in (START, END):
             raise ValueError(f"{name!r} is reserved and cannot be a node name")
-        graph = fn if isinstance(fn, Graph) else None
-        if graph is None and not callable(fn):
+        if isinstance(fn, Graph):
+            graph, calls_with_ctx, asynchronous = fn, False, True
+        elif callable(fn):
+            graph, calls_with_ctx, asynchronous = None, takes_ctx(fn, f"node {name!r}"), is_async(fn)
+        else:
             raise TypeError(
                 f"node {name!r} must be a callable fn(state) or fn(state, ctx), or a Graph, "
                 f"got {type(fn).__name__} {fn!r}"
@@ -183,8 +189,8 @@ class Graph(Running):
         self._nodes[name] = NodeSpec(
             name=name,
             fn=fn,
-            takes_ctx=graph is None and takes_ctx(fn, f"node {name!r}"),
-            is_async=graph is not None or is_async(fn),
+            takes_ctx=calls_with_ctx,
+            is_async=asynchronous,
             approval=approval,
             on_deny=on_deny,
             feedback=feedback,
@@ -219,8 +225,8 @@ class Graph(Running):
           run a branch with the item as its first argument; routing goes on from
           ``target`` once, when all have settled.
         """
-        targets = (target,) if isinstance(target, str) else tuple(target)
-        sources = (source,) if isinstance(source, str) else tuple(source)
+        targets: tuple[str, ...] = (target,) if isinstance(target, str) else tuple(target)
+        sources: tuple[str, ...] = (source,) if isinstance(source, str) else tuple(source)
         where = f"edge {' & '.join(map(str, sources))} -> {' & '.join(map(str, targets))}"
         if when is not None and not callable(when):
             raise TypeError(f"{where}: when= must be callable, got {when!r}")
@@ -228,6 +234,7 @@ class Graph(Running):
             raise TypeError(f"{where}: each= must be callable, got {each!r}")
         if not targets or not sources:
             raise ValueError(f"{where}: an edge needs a source and a target")
+        first = targets[0]
         if each is not None and len(targets) > 1:
             raise ValueError(f"{where}: a map (each=) runs one node per item; give one target")
         if len(sources) > 1 and len(targets) > 1:
@@ -239,7 +246,7 @@ class Graph(Running):
         fanout = targets if len(targets) > 1 else ()
         join = sources if len(sources) > 1 else ()
         for one in sources:
-            self._edges.append(Edge(one, targets[0], when, label, fanout, each, join))
+            self._edges.append(Edge(one, first, when, label, fanout, each, join))
         self._plan = None
         return self
 

@@ -143,6 +143,7 @@ class GraphMagics(Magics):
 
     @property
     def _ns(self) -> dict[str, Any]:
+        assert self.shell is not None  # (the magics are registered with a shell)
         return self.shell.user_ns
 
     # -- %%graph / %graph -------------------------------------------------------------

@@ -167,8 +167,9 @@ def read_budget(pause: Pause, answer: Any) -> dict[str, float] | str:
     """
     if isinstance(answer, str) and answer.strip().lower() == "stop":
         return "stop"
-    if hasattr(answer, "_asdict"):  # a Budget
-        answer = {key: value for key, value in answer._asdict().items() if value is not None and key != "ask"}
+    as_dict: Callable[[], Mapping[str, Any]] | None = getattr(answer, "_asdict", None)  # a Budget
+    if as_dict is not None:
+        answer = {key: value for key, value in as_dict().items() if value is not None and key != "ask"}
     if not isinstance(answer, Mapping) or not answer:
         raise ResumeError(
             f"a budget pause is answered with raised limits such as {{'tokens': 5000}} or 'stop'; got {answer!r}"
@@ -222,9 +223,9 @@ def answers_by_id(answer: Any) -> bool:
 
 
 def bind(
-    open_: Iterable[Pause], answer: Any, pause_id: str | None, *, thread: str, story: Callable[[str], str | None]
+    pauses: Iterable[Pause], answer: Any, pause_id: str | None, *, thread: str, story: Callable[[str], str | None]
 ) -> dict[str, Any]:
-    """Bind an answer to the pause it is for; the answers by pause id.
+    """Bind an answer to one of the open ``pauses``; the answers by pause id.
 
     The one rule every way of answering follows (``Resume(run, answer)``, ``run.answer``; a
     view's click answers with ``pause=`` its pause's id):
@@ -244,7 +245,7 @@ def bind(
     Raises:
         ResumeError: the answer names a pause that is not open, or cannot say which.
     """
-    open_ = {pause.id: pause for pause in open_}
+    open_ = {pause.id: pause for pause in pauses}
     if pause_id is not None:
         given = {pause_id: answer}
     elif answers_by_id(answer):

@@ -42,7 +42,8 @@ class NodeSpec(NamedTuple):
     """A node as declared, with its calling convention resolved once."""
 
     name: str
-    fn: Callable[..., Any]
+    fn: Any
+    """The node's function ``fn(state)`` or ``fn(state, ctx)``; for a sub-graph node, its ``Graph``."""
     takes_ctx: bool
     is_async: bool
     approval: bool = False

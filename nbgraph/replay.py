@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ._timeline import Walk, record_key
 from .engine.calls import replay as fold_record
 from .engine.calls import shares_state
-from .history import FiredEdge, Step
+from .history import FiredEdge, Frame, Step
 from .inspection import Inspection, inspect_step
 from .inspection._sources import _plan, _stored, _top, _values
 from .inspection._step import _inspect
 from .names import START
-from .plan import Plan
+from .plan import NodePlan, NodeSpec, Plan
 from .reducers import AppendLog, append
 from .state import Schema, to_jsonable
 
@@ -140,7 +140,7 @@ class Replay:
         store = run.checkpointer
         if values is None:
             first = store.get(run.thread, 0) if store is not None else None
-            if first is None:
+            if store is None or first is None:
                 missing.append("the run's input is not in its store any more: frames start from an empty state")
                 values = {}
             else:
@@ -380,19 +380,38 @@ _NO_GRAPH = "no graph was given: updates fold as a dict state's would, and the i
 
 
 def _loose(name: str) -> Plan:
-    """A plan with no nodes: a dict state's schema, for frames of a graph nobody gave."""
+    """A plan with no nodes: a dict state's schema, for frames of a graph nobody gave (its
+    START leads nowhere: nothing is routed or run with it)."""
+    start = NodePlan(
+        name=START,
+        fn=_nowhere,
+        takes_ctx=False,
+        is_async=False,
+        approval=False,
+        timeout=None,
+        wants_ctx=False,
+        fixed=None,
+        route=_nowhere,
+        decide=_nowhere,
+        frame=Frame(START, START),
+        spec=NodeSpec(START, _nowhere, False, False),
+    )
     return Plan(
         name=name,
         schema=Schema(None),
         nodes={},
-        start=None,
+        start=start,
         edges=(),
-        routers={},  # type: ignore[arg-type]
+        routers={},
         max_steps=1,
         on_max_steps="return_last",
         max_same_node=1,
         all_sync=True,
     )
+
+
+def _nowhere(*_: Any) -> Any:
+    raise RuntimeError("a replay of a graph nobody gave routes nowhere: give the graph to route or run it")
 
 
 def _defaults(schema: Schema) -> dict[str, Any]:

@@ -246,7 +246,8 @@ class Batch:
                 )
                 continue
             self._record(done)
-            if asyncio.current_task().cancelling():  # type: ignore[union-attr]
+            cancelling = getattr(asyncio.current_task(), "cancelling", None)  # (Python 3.11 and later)
+            if cancelling is not None and cancelling():
                 # Cancelled during the run, which ended aborted and swallowed the cancel: start no more.
                 self._halt = self._halt or "cancelled"
                 return

@@ -69,8 +69,9 @@ def to_table(
     return frame
 
 
-def rows_of(table: Any, kind: type[NamedTuple]) -> list[Any]:
-    """The typed rows of a table :func:`to_table` made (a DataFrame or the list itself)."""
+def rows_of(table: Any, kind: Any) -> list[Any]:
+    """The typed rows of a table :func:`to_table` made (a DataFrame or the list itself);
+    ``kind`` is the rows' NamedTuple class."""
     if isinstance(table, list):
         return table
     to_records = getattr(table, "to_dict", None)

@@ -169,6 +169,10 @@ class LogStore:
     def _drop(self, thread: str) -> None:
         raise NotImplementedError
 
+    def renew(self, lease: Lease) -> Lease | None:
+        """Extend ``lease``; None if it was lost (the backend's, as the Checkpointer protocol says)."""
+        raise NotImplementedError
+
     # -- the log --------------------------------------------------------------------
 
     def _held(self, lease: Lease) -> Lease:

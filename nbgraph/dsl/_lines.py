@@ -22,7 +22,6 @@ from ._scan import (
     _NAME,
     _NAME_AT,
     _SHOWN,
-    _WORD,
     _keyword,
     _Line,
     _python_if,
@@ -31,6 +30,7 @@ from ._scan import (
     _strip_comment,
     _top_separators,
     _via_tail,
+    _word_at,
 )
 
 
@@ -163,14 +163,14 @@ class _Parser:
         if word == "if":
             return code[:start], None, code[end:], end + 1, start + 1
         var_start = end + len(code[end:]) - len(code[end:].lstrip())
-        var_match = _WORD.match(code, var_start)
-        var = var_match.group()  # type: ignore[union-attr]
+        var = _word_at(code, var_start)
+        var_end = var_start + len(var)
         if not var or var == "in":
             raise line.error("'for' needs a loop variable: for item in ITEMS", var_start + 1)
         if not var.isidentifier() or keyword.iskeyword(var):
             raise line.error(f"{_shown(var)} cannot name the items; write for item in ITEMS", var_start + 1)
-        in_start = var_match.end() + len(code[var_match.end() :]) - len(code[var_match.end() :].lstrip())
-        in_end = _WORD.match(code, in_start).end()  # type: ignore[union-attr]
+        in_start = var_end + len(code[var_end:]) - len(code[var_end:].lstrip())
+        in_end = in_start + len(_word_at(code, in_start))
         if code[in_start:in_end] != "in":
             raise line.error(f"expected 'in' after 'for {var}': for {var} in ITEMS", in_start + 1)
         condition = _python_if(code, in_end)

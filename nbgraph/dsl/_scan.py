@@ -65,6 +65,14 @@ def _strip_comment(text: str) -> str:
 
 _SEPARATORS = re.compile(r"[\[\]|&]")
 _WORD = re.compile(r"\w*")
+
+
+def _word_at(code: str, at: int) -> str:
+    """The run of word characters of ``code`` that starts at ``at`` (empty if none does)."""
+    match = _WORD.match(code, at)
+    return match.group() if match is not None else ""
+
+
 _TAIL = re.compile(r"(\s*)(\w*)(\s*)(\w*)")
 """Matched on the reversed text: the last word and the one before it (anchored; never backtracks)."""
 _WORDS = re.compile(r"(\w+)|\s+|(.)", re.DOTALL)

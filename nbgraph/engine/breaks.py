@@ -12,7 +12,7 @@ after a node.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..history import Frame
 from ..names import new_id
@@ -81,7 +81,9 @@ class Breaks:
         return f"Breaks(before={sorted(self.before)}, after={sorted(self.after)}, stepping={self.stepping})"
 
 
-def break_pause(at: str, frame: Frame, step: int, update: Any = None, pause_id: str | None = None) -> Pause:
+def break_pause(
+    at: Literal["before", "after"], frame: Frame, step: int, update: Any = None, pause_id: str | None = None
+) -> Pause:
     """The pause a breakpoint opens ``before`` or ``after`` the node of ``frame``."""
     from ..pauses import BREAK_ANSWERS, Pause
     from ..state import to_jsonable
@@ -96,7 +98,7 @@ def break_pause(at: str, frame: Frame, step: int, update: Any = None, pause_id: 
         prompt=f"Paused {at} {frame.path!r}" + (f" in branch {frame.branch!r}" if frame.branch else ""),
         options=BREAK_ANSWERS,
         input_kind="choice",
-        at=at,  # type: ignore[arg-type]
+        at=at,
         update=None if update is None else to_jsonable(update, strict=False),
     )
 

@@ -195,13 +195,11 @@ async def call(
     plan = level.plan
     name = frame.node
     node = plan.nodes[name]
-    ctx = (
-        Context(walker, plan, name, step, visit, frame.path, frame.branch, level.scope)
-        if node.wants_ctx or held
-        else None
-    )
-    if held:
-        ctx._events = list(held)  # type: ignore[union-attr]
+    ctx = None
+    if node.wants_ctx or held:
+        ctx = Context(walker, plan, name, step, visit, frame.path, frame.branch, level.scope)
+        if held:
+            ctx._events = list(held)
     listeners = walker.listeners
     if listeners.steps:
         listeners.emit_step(enter_event(walker, step, frame, visit))

@@ -164,7 +164,7 @@ class Context:
         if walker is None or walker.meter.budget is None:
             return
         meter = walker.meter
-        if meter.budget.ask:
+        if walker.meter.budget.ask:
             from ..history import Frame
             from .people import budget_pause, raise_budget, wait_for_person
 

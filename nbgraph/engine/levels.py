@@ -75,7 +75,7 @@ class Level:
         self.records: list[Step] = []
         self.arrived: dict[str, set[str]] = {}
         """Join targets, and the sources that finished since each last ran."""
-        self.settled: list[dict[str, Any]] = []
+        self.settled: list[Mapping[str, Any]] = []
         """Branches of a superstep under way that finished while others wait (JSON), kept by checkpoints."""
 
     def here(self, frames: tuple[Frame, ...], branch: str | None = None) -> tuple[Frame, ...]:

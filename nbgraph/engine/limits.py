@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from contextvars import ContextVar
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 __all__ = ["Aborted", "BUDGET_SLOT", "Budget", "Deadline", "Meter", "branch_waits", "node_deadline"]
 
@@ -204,10 +204,10 @@ class Deadline:
 
     __slots__ = ("_armed_at", "_handle", "_task", "fired", "outcome", "reason", "seconds")
 
-    def __init__(self, seconds: float, reason: str, outcome: str) -> None:
+    def __init__(self, seconds: float, reason: str, outcome: Literal["failed", "aborted"]) -> None:
         self.seconds = seconds
         self.reason = reason
-        self.outcome = outcome
+        self.outcome: Literal["failed", "aborted"] = outcome
         """``failed`` for a node's own timeout, ``aborted`` for the run's time budget."""
         self.fired = False
         self._task: asyncio.Task | None = None

@@ -271,6 +271,7 @@ def keep_for_resume(walker: Walker, ending: Ending) -> None:
         else walker.frames
     )
     values = walker.input
+    assert values is not None  # (a run without a store started from an input: a resume has one)
     store.put(thread, Checkpoint(thread, plan.name, 0, values, start))
     records: list[Step] = []
     for record in walker.history:

@@ -398,6 +398,7 @@ class Run:
             try:
                 ending = await self._walker.execute()
             except MaxStepsExceeded as exc:
+                assert isinstance(exc.result, Ending)  # (the walker's; the caller gets the RunResult)
                 exc.result = self._finish(exc.result)
                 raise
             return self._finish(ending)
@@ -439,9 +440,10 @@ class Run:
         listeners.emit_if(lambda: done(self.thread, walker.step, ending.outcome, ending.reason, ending.hit_max_steps))
         self._result = RunResult(self, ending)
         persistence = walker.persistence
-        if ending.outcome in ("done", "denied") and persistence.store is default_checkpointer():
+        store = persistence.store
+        if ending.outcome in ("done", "denied") and store is default_checkpointer():
             # Nothing is left to resume: the thread lives as long as someone holds this run.
-            weakref.finalize(self, forget, persistence.store, self.thread, persistence.last)
+            weakref.finalize(self, forget, default_checkpointer(), self.thread, persistence.last)
         walker.pauses.wake(None)
         return self._result
 

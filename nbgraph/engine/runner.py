@@ -66,7 +66,9 @@ class _SyncRunner:
         stopping: list[bool] = []
 
         async def tracked() -> None:
-            task.append(asyncio.current_task())  # type: ignore[arg-type]
+            current = asyncio.current_task()
+            assert current is not None  # (a coroutine run as a task)
+            task.append(current)
             if stopping:
                 task[0].cancel()  # interrupted before it began: it stops at its first await
             try:

@@ -161,11 +161,11 @@ async def _slots(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> tup
     halt = None
     if lone and type(results[0]) is Halted:
         halt, results[0] = results[0].reason, results[0].called
-    frames = _close(walker, level, slots, results, base, before, lone)
-    if halt is not None and type(frames) is not Ending:
-        level.frames = frames  # the step is routed and saved: a resume goes on from here
+    closed = _close(walker, level, slots, results, base, before, lone)
+    if halt is not None and not isinstance(closed, Ending):
+        level.frames = closed  # the step is routed and saved: a resume goes on from here
         return stop_here(walker, level, halt)
-    return frames
+    return closed
 
 
 def _park(walker: Walker, level: Level, parked: Parked) -> Ending:
@@ -225,7 +225,8 @@ def _close(
             if record.path not in own or record.error is not None:
                 continue
             if record.approval_events:  # (its node-exit and the pause were announced as they happened)
-                listeners.emit_step(route_event(thread, record.step, record.edge, record.path, record.branch))  # type: ignore[arg-type]
+                if record.edge is not None:  # (a map's branch before its last routes with that one)
+                    listeners.emit_step(route_event(thread, record.step, record.edge, record.path, record.branch))
             else:
                 for event in step_end_events(thread, record):
                     listeners.emit_step(event)

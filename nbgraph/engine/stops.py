@@ -111,7 +111,7 @@ def timed_out(listeners: Listeners, level: Level, frame: Frame, step: int, deadl
     listeners.emit_if(
         lambda: error_event(listeners.thread, step, frame.node, frame.path, frame.branch, reason, "TimeoutError")
     )
-    return Ending(deadline.outcome, reason)  # type: ignore[arg-type]
+    return Ending(deadline.outcome, reason)
 
 
 def stopped(level: Level, frame: Frame, step: int, stop: BaseException) -> Ending:

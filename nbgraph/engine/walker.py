@@ -216,7 +216,7 @@ class Walker:
         live = self.live
         pace = self.pace if live else 0.0
         last_turn = time.perf_counter()
-        frames = level.frames
+        frames: tuple[Frame, ...] = level.frames
         while frames:
             level.frames = frames
             frame = frames[0]
@@ -234,9 +234,10 @@ class Walker:
                 except asyncio.CancelledError as stop:
                     return stopped(level, frame, level.steps + 1, stop)
                 last_turn = now
-            frames = await take_step(self, level, frames)
-            if type(frames) is Ending:
-                return frames
+            taken = await take_step(self, level, frames)
+            if isinstance(taken, Ending):
+                return taken
+            frames = taken
         level.frames = ()
         return None
 

@@ -6,7 +6,7 @@ raises becomes a :class:`Problem` and the candidate's ``error``, never an except
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from .._timeline import describe, routing_ctx
 from ..export import routing_problems
@@ -14,7 +14,13 @@ from ..history import Step
 from ..plan import FirstMatch, Plan, RoutedBy
 from ._models import Candidate, Problem
 
-_COMMANDS = ("goto", "end", "send", "denied")
+_COMMANDS: dict[str | None, Literal["goto", "end", "send", "denied"]] = {
+    "goto": "goto",
+    "end": "end",
+    "send": "send",
+    "denied": "denied",
+}
+"""The labels of edges a node's command (or a denial) took instead of its own edges, as candidate kinds."""
 
 
 def _candidates(
@@ -132,10 +138,8 @@ def _candidates(
         fired = command and edge is not None and target in edge.targets
         out.append(Candidate(target=target, targets=[target], label="goto", kind="goto", fired=fired))
     if edge is not None and command and not any(c.fired for c in out):
-        kind = "denied" if edge.label == "denied" else edge.label
-        out.append(
-            Candidate(target=edge.target, targets=list(edge.targets), label=edge.label or kind, kind=kind, fired=True)
-        )  # type: ignore[arg-type]
+        kind = _COMMANDS[edge.label]
+        out.append(Candidate(target=edge.target, targets=list(edge.targets), label=kind, kind=kind, fired=True))
     if record.error is not None:
         problems.extend(Problem(**{**found, "path": path}) for found in routing_problems(plan, record.error))
         for found in problems:
