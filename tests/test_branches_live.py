@@ -252,3 +252,31 @@ async def test_branches_waiting_for_people_stop_their_own_clocks():
     assert result.state.got == ["0:ok", "1:ok"]
     durations = [s.duration for s in result.history if s.branch]
     assert len(durations) == 2 and all(0 <= d < 0.05 for d in durations), durations
+
+
+async def test_a_maps_branches_each_approved_live_route_once_after_the_last():
+    """A map whose node asks for approval: every branch's step is approved where it waits; the
+    map routes once, after its last branch, and the run announces that route once."""
+    class Words(pydantic.BaseModel):
+        items: list[str] = []
+        got: Annotated[list[str], append] = []
+
+    g = Graph("approve-each", state=Words)
+    g.add_node("plan", lambda s: {"items": ["a", "b", "c"]})
+    async def word(item):
+        return {"got": [item.upper()]}
+
+    g.add_node("word", word, approval=True)
+    g.add_edge(START, "plan")
+    g.add_edge("plan", "word", each=lambda s: s.items)
+    g.add_edge("word", END)
+    events = []
+    run = g.start({}, display=False, on_event=events.append)
+    await wait_until(lambda: len(run.pauses) == 3)
+    for pause in run.pauses:
+        run.answer(True, pause=pause.id)
+    result = await within(run)
+    assert (result.outcome, result.state.got) == ("done", ["A", "B", "C"])
+    routes = [(e.source, e.target, e.branch) for e in events if e.type == "route"]
+    assert routes == [("__start__", "plan", None), ("plan", "word", None), ("word", "__end__", "word[2]")]
+    assert [e.branch for e in events if e.type == "node-exit" and e.node == "word"] == ["word[0]", "word[1]", "word[2]"]
