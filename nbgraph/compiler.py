@@ -262,7 +262,7 @@ def _subplans(graph: Graph, nodes: Mapping[str, NodeSpec], within: tuple[str, ..
             problems.append(f"node {name!r}: graph {child.name!r} would run inside itself ({' > '.join(within)})")
             continue
         shared = spec.input is None and spec.output is None
-        if shared and Schema(child.state).model is not Schema(graph.state).model:
+        if shared and not _same_state(child.state, graph.state):
             problems.append(
                 f"node {name!r}: sub-graph {child.name!r} has state {_state_name(child.state)} and this graph "
                 f"{_state_name(graph.state)}; give input= and output= to map between them"
@@ -363,6 +363,11 @@ def _unreachable(
                 seen.add(target)
                 frontier.append(target)
     return [name for name in nodes if name not in seen]
+
+
+def _same_state(one: Any, other: Any) -> bool:
+    """Whether two graphs' states are one type (a dict state is ``dict`` or None)."""
+    return one is other or (one in (None, dict) and other in (None, dict))
 
 
 def _never_runs(state: Any) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 import pydantic
 import pydantic_core
 import typing_extensions
+from pydantic.fields import FieldInfo
 
 from .errors import GraphValidationError, InvalidUpdate, did_you_mean
 from .reducers import AppendLog, Reducer, append, overwrite
@@ -126,7 +127,7 @@ def _reducer_name(item: Any) -> str:
     return getattr(item, "__name__", None) or repr(item)
 
 
-def _field_reducer(name: str, info: pydantic.fields.FieldInfo, problems: list[str]) -> Reducer | None:
+def _field_reducer(name: str, info: FieldInfo, problems: list[str]) -> Reducer | None:
     """Field ``name``'s reducer (None: the latest value wins); what is wrong with the
     reducers it declares goes to ``problems``."""
     found = [item for item in info.metadata if _is_reducer(item)]
@@ -168,7 +169,7 @@ def _field_reducer(name: str, info: pydantic.fields.FieldInfo, problems: list[st
 class Schema:
     """What the engine knows about one state type, resolved once per graph."""
 
-    __slots__ = ("model", "fields", "reducers", "_adapters", "_identify", "_view_cls", "view")
+    __slots__ = ("model", "name", "fields", "reducers", "_adapters", "_identify", "_infos", "_view_cls", "view")
 
     def __init__(
         self,
@@ -189,6 +190,8 @@ class Schema:
         self._identify = None
         if state is None or state is dict:
             self.model: type[pydantic.BaseModel] | None = None
+            self.name = "dict"
+            self._infos: dict[str, FieldInfo] = {}
             self.fields: frozenset[str] | None = None
             # A dict state treats `messages` as a conversation, like MessagesState.
             self.reducers: dict[str, Reducer] = {"messages": append}
@@ -197,29 +200,47 @@ class Schema:
             self.view: Callable[[Mapping[str, Any]], Any] = StateView
             return
         where = graph if graph is not None else getattr(state, "__name__", repr(state))
+        if typing_extensions.is_typeddict(state):  # (it knows typing's TypedDict too)
+            self._typed_dict(state, where)
+            return
         if not (isinstance(state, type) and issubclass(state, pydantic.BaseModel)):
-            if typing_extensions.is_typeddict(state):  # (it knows typing's TypedDict too)
-                problem = (
-                    f"state {state.__name__} is a TypedDict, which nbgraph does not take; make it a pydantic "
-                    "BaseModel (its Annotated reducers work the same), or use dict"
-                )
-            else:
-                problem = f"state must be a pydantic BaseModel subclass or dict, got {state!r}"
-            raise GraphValidationError(where, [problem])
+            raise GraphValidationError(
+                where, [f"state must be a pydantic BaseModel subclass, a TypedDict or dict, got {state!r}"]
+            )
         self.model = state
+        self.name = state.__name__
         self.fields = frozenset(state.model_fields)
+        self._infos = dict(state.model_fields)
         self.reducers = {}
         self._adapters = {}
+        self._reducers_of(where)
+        frozen_config = {**state.model_config, "frozen": True}
+        self._view_cls = type(state.__name__, (state,), {"model_config": frozen_config, "__module__": state.__module__})
+        self.view = self._frozen_view
+
+    def _typed_dict(self, state: Any, where: str) -> None:
+        """A TypedDict state, as a LangGraph user writes one: nodes see a read-only mapping (that
+        also allows ``state.field``), a run gives back a dict, each field is validated against
+        its type and folds through the reducer its ``Annotated[...]`` names. A key is there once
+        the input or a node set it."""
+        self.model = None
+        self.name = state.__name__
+        hints = typing_extensions.get_type_hints(state, include_extras=True)
+        self._infos = {name: FieldInfo.from_annotation(_required(hint)) for name, hint in hints.items()}
+        self.fields = frozenset(self._infos)
+        self.reducers = {}
+        self._adapters = {}
+        self._reducers_of(where)
+        self.view = StateView
+
+    def _reducers_of(self, where: str) -> None:
         problems: list[str] = []
-        for name, info in state.model_fields.items():
+        for name, info in self._infos.items():
             reducer = _field_reducer(name, info, problems)
             if reducer is not None and reducer is not overwrite:
                 self.reducers[name] = reducer
         if problems:
-            raise GraphValidationError(where, [f"state {state.__name__}, {problem}" for problem in problems])
-        frozen_config = {**state.model_config, "frozen": True}
-        self._view_cls = type(state.__name__, (state,), {"model_config": frozen_config, "__module__": state.__module__})
-        self.view = self._frozen_view
+            raise GraphValidationError(where, [f"state {self.name}, {problem}" for problem in problems])
 
     def _frozen_view(self, values: Mapping[str, Any]) -> pydantic.BaseModel:
         # Skips validation: the values were validated when they entered the state.
@@ -233,8 +254,7 @@ class Schema:
     def _adapter(self, name: str) -> pydantic.TypeAdapter[Any]:
         adapter = self._adapters.get(name)
         if adapter is None:
-            assert self.model is not None
-            info = self.model.model_fields[name]
+            info = self._infos[name]
             annotation = info.annotation
             if name in self.reducers and self.reducers[name] is append:
                 annotation = _item_type(annotation)
@@ -254,6 +274,8 @@ class Schema:
             values = dict(data)
             if self._identify is not None and "messages" in values:
                 values["messages"] = self._identified(values["messages"])
+            if self.fields is not None:  # (a TypedDict: each key it gives fits its field)
+                values = self._typed_input(values)
         else:
             if isinstance(data, self.model):
                 instance = data
@@ -270,6 +292,24 @@ class Schema:
             if reducer is append and name in values:
                 values[name] = AppendLog(values[name] or ())
         return values
+
+    def _typed_input(self, values: dict[str, Any]) -> dict[str, Any]:
+        fields = self.fields
+        assert fields is not None
+        unknown = sorted(set(values) - fields)
+        if unknown:
+            raise InvalidUpdate(
+                f"input does not fit state {self.name}: {', '.join(map(repr, unknown))} is not one of its fields "
+                f"({', '.join(sorted(fields))})",
+                field=unknown[0],
+            )
+        out = {}
+        for key, value in values.items():
+            try:
+                out[key] = self._validate(key, value, "the input")
+            except InvalidUpdate as exc:
+                raise InvalidUpdate(f"input does not fit state {self.name}: {exc}", field=key) from None
+        return out
 
     def apply(self, values: Mapping[str, Any], update: Mapping[str, Any], node: str) -> dict[str, Any]:
         """Fold ``update`` (from ``node``) into a new field dict.
@@ -289,7 +329,7 @@ class Schema:
                     if key not in fields:
                         raise InvalidUpdate(
                             f"node {node!r} updated unknown state field {key!r}"
-                            f"{did_you_mean(key, fields)}; {self.model.__name__} has fields: "  # type: ignore[union-attr]
+                            f"{did_you_mean(key, fields)}; {self.name} has fields: "
                             f"{', '.join(sorted(fields))}",
                             node=node,
                             field=key,
@@ -301,7 +341,7 @@ class Schema:
                 if reducer is None:
                     new[key] = value
                 else:
-                    current = new.get(key)
+                    current = new[key] if key in new else self._empty(key)
                     try:
                         new[key] = reducer(current, value)
                     except Exception as exc:
@@ -312,6 +352,18 @@ class Schema:
             close_coroutines(update.values())
             raise
         return new
+
+    def _empty(self, key: str) -> Any:
+        """Where a reducer starts on a field no one has set: its type's empty value (``[]`` for a
+        list, ``0`` for an int), as LangGraph starts its channels; None when there is none."""
+        info = self._infos.get(key)
+        if info is None or self.model is not None:
+            return None  # (a model's field has its default already)
+        kind = typing.get_origin(info.annotation) or info.annotation
+        try:
+            return kind() if isinstance(kind, type) else None
+        except Exception:
+            return None
 
     def _identified(self, value: Any) -> Any:
         """A dict state's ``messages`` value with an id on every message: a message gets
@@ -391,6 +443,13 @@ def _rejected(reducer: Reducer, node: str, key: str, current: Any, value: Any, e
             "or have the reducer handle None"
         )
     return text
+
+
+def _required(hint: Any) -> Any:
+    """A TypedDict field's type without ``Required[...]`` / ``NotRequired[...]``."""
+    while typing.get_origin(hint) in (typing_extensions.Required, typing_extensions.NotRequired):
+        hint = typing.get_args(hint)[0]
+    return hint
 
 
 def _lacks_id(item: Any) -> bool:
