@@ -104,6 +104,9 @@ class Pause(pydantic.BaseModel):
     branch: str | None = None
     """The parallel branch the node runs in (None on the main line)."""
     prompt: str = ""
+    """The question as text (a question given as data shows here as JSON)."""
+    question: Any = None
+    """The question as the node gave it, when it is not text: any JSON value (None for text)."""
     options: tuple[str, ...] | None = None
     """Choices to offer as buttons; None for free text."""
     input_kind: str = "text"

@@ -15,8 +15,8 @@ from typing import Any, Literal, NamedTuple
 
 from .errors import NoEdgeMatched, RoutingError, did_you_mean
 from .history import FiredEdge, Frame
-from .names import END, START
-from .state import Schema
+from .names import END, START, Send
+from .state import Schema, to_jsonable
 
 __all__ = [
     "Breakpoints",
@@ -393,6 +393,10 @@ class RoutedBy:
                 f"router {self.label!r} of node {self.source!r} raised {type(exc).__name__}: {exc}",
                 node=self.source,
             ) from exc
+        if isinstance(target, Send) or (
+            isinstance(target, (list, tuple)) and target and all(isinstance(item, Send) for item in target)
+        ):
+            return self._sends((target,) if isinstance(target, Send) else target)
         hop = self.hops.get(target) if isinstance(target, str) else None
         if hop is None:
             raise RoutingError(
@@ -402,6 +406,31 @@ class RoutedBy:
                 node=self.source,
             )
         return hop
+
+    def _sends(self, items: Sequence[Send]) -> Hop:
+        """``Send`` items a router returned, as LangGraph's conditional edges may: a branch per
+        item, each running its node (one of the router's targets) with the item's payload."""
+        frames = []
+        for item in items:
+            hop = self.hops.get(item.node)
+            if hop is None or not hop.frames:
+                raise RoutingError(
+                    f"router {self.label!r} of node {self.source!r} sent to {item.node!r}, which is not one of its "
+                    f"targets: {', '.join(self.valid)}{did_you_mean(item.node, self.valid)}",
+                    node=self.source,
+                )
+            try:
+                to_jsonable(item.payload)
+            except Exception as exc:
+                raise RoutingError(
+                    f"router {self.label!r} of node {self.source!r} sent {item.node!r} a payload that cannot be "
+                    f"stored as JSON ({exc}); send plain data",
+                    node=self.source,
+                ) from None
+            frames.append(hop.frames[0]._replace(payload=item.payload))
+        targets = tuple(dict.fromkeys(frame.node for frame in frames))
+        edge = FiredEdge(self.source, targets[0], "send", False, targets if len(targets) > 1 else ())
+        return Hop(edge, tuple(frames))
 
     def decide(self, view: Any, ctx: Any) -> RouteDecision:
         edge = self.route(view, ctx).edge

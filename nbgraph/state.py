@@ -311,8 +311,11 @@ class Schema:
                 raise InvalidUpdate(f"input does not fit state {self.name}: {exc}", field=key) from None
         return out
 
-    def apply(self, values: Mapping[str, Any], update: Mapping[str, Any], node: str) -> dict[str, Any]:
-        """Fold ``update`` (from ``node``) into a new field dict.
+    def apply(
+        self, values: Mapping[str, Any], update: Mapping[str, Any], node: str, *, by: str | None = None
+    ) -> dict[str, Any]:
+        """Fold ``update`` (from ``node``; ``by`` says who gave it when not the node:
+        ``"Fork(update=...)"``) into a new field dict.
 
         Raises:
             InvalidUpdate: a field is unknown, a value invalid or a coroutine, or a reducer
@@ -321,20 +324,21 @@ class Schema:
         new = dict(values)
         reducers = self.reducers
         fields = self.fields
+        who = by or f"node {node!r}"
         try:
             for key, value in update.items():
                 if type(value) is CoroutineType:
-                    raise unawaited(value, f"node {node!r} set field {key!r} to", node=node, field=key)
+                    raise unawaited(value, f"{who} set field {key!r} to", node=node, field=key)
                 if fields is not None:
                     if key not in fields:
                         raise InvalidUpdate(
-                            f"node {node!r} updated unknown state field {key!r}"
+                            f"{who} updated unknown state field {key!r}"
                             f"{did_you_mean(key, fields)}; {self.name} has fields: "
                             f"{', '.join(sorted(fields))}",
                             node=node,
                             field=key,
                         )
-                    value = self._validate(key, value, node)
+                    value = self._validate(key, value, who, node)
                 elif key == "messages" and self._identify is not None:
                     value = self._identified(value)
                 reducer = reducers.get(key)
@@ -346,7 +350,7 @@ class Schema:
                         new[key] = reducer(current, value)
                     except Exception as exc:
                         raise InvalidUpdate(
-                            _rejected(reducer, node, key, current, value, exc), node=node, field=key
+                            _rejected(reducer, who, key, current, value, exc), node=node, field=key
                         ) from exc
         except InvalidUpdate:
             close_coroutines(update.values())
@@ -376,7 +380,7 @@ class Schema:
             return [identify(item) if _lacks_id(item) else item for item in value]
         return identify(value) if _lacks_id(value) else value
 
-    def _validate(self, key: str, value: Any, node: str) -> Any:
+    def _validate(self, key: str, value: Any, who: str, node: str | None = None) -> Any:
         adapter = self._adapter(key)
         if self.reducers.get(key) is append:
             many = isinstance(value, (list, tuple))
@@ -384,7 +388,7 @@ class Schema:
                 items = [adapter.validate_python(v) for v in (value if many else (value,))]
             except pydantic.ValidationError as exc:
                 raise InvalidUpdate(
-                    f"node {node!r} set field {key!r} to an invalid item: {_brief(exc)}",
+                    f"{who} set field {key!r} to an invalid item: {_brief(exc)}",
                     node=node,
                     field=key,
                 ) from None
@@ -393,7 +397,7 @@ class Schema:
             return adapter.validate_python(value)
         except pydantic.ValidationError as exc:
             raise InvalidUpdate(
-                f"node {node!r} set field {key!r} to {_short_repr(value)}, which is invalid: {_brief(exc)}",
+                f"{who} set field {key!r} to {_short_repr(value)}, which is invalid: {_brief(exc)}",
                 node=node,
                 field=key,
             ) from None
@@ -433,9 +437,9 @@ def close_coroutines(values: Iterable[Any]) -> None:
             value.close()
 
 
-def _rejected(reducer: Reducer, node: str, key: str, current: Any, value: Any, exc: Exception) -> str:
-    """Why the reducer of field ``key`` refused ``value`` from ``node``."""
-    text = f"node {node!r}: the {reducer.name} reducer of field {key!r} rejected {_short_repr(value)}: {type(exc).__name__}: {exc}"
+def _rejected(reducer: Reducer, who: str, key: str, current: Any, value: Any, exc: Exception) -> str:
+    """Why the reducer of field ``key`` refused ``value`` from ``who``."""
+    text = f"{who}: the {reducer.name} reducer of field {key!r} rejected {_short_repr(value)}: {type(exc).__name__}: {exc}"
     if current is None:
         # (operator.add(None, [x]) is the usual case: a field declared `= None`.)
         text += (

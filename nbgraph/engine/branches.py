@@ -25,7 +25,7 @@ from .calls import Called, ChildStopped, TimedOut, call, fold, make_step
 from .ending import Ending
 from .limits import Aborted
 from .listeners import answered, error_event, interrupt, node_exit
-from .people import PauseRequested, apply_verdict, approve_step
+from .people import PauseRequested, apply_verdict, approve_step, wait_for_person
 from .slots import ChildFailed, Ended, Failed, Halted, Parked, Settled, Slot, kept_pause, restored
 from .stops import Stopped, timed_out
 
@@ -77,7 +77,7 @@ async def run_slot(walker: Walker, level: Level, slot: Slot, entry: Mapping[str,
                 raise Stopped(stop)
     started, t0 = time.time(), time.perf_counter()
     try:
-        called = await call(walker, level, frame, slot.step, slot.visit, held)
+        called = await _call_until_answered(walker, level, slot, held)
     except PauseRequested as paused:
         return Parked((paused.pause,))
     except ChildStopped as child:
@@ -110,6 +110,25 @@ async def run_slot(walker: Walker, level: Level, slot: Slot, entry: Mapping[str,
     if held is not None and walker.breaks is not None and walker.breaks.stops_after(frame.path):
         return await _after(walker, level, node, called, None, lone)
     return called
+
+
+async def _call_until_answered(walker: Walker, level: Level, slot: Slot, held: tuple[Any, ...] | None) -> Called:
+    """Call the slot's node; when a synchronous node asks (``ctx.ask``) in a live run, wait for
+    the answer and call it again, from its start, until it has every answer it asks for.
+
+    Raises:
+        PauseRequested: the run cannot wait (a durable run ends ``interrupted`` here).
+    """
+    frame = slot.frame
+    while True:
+        try:
+            return await call(walker, level, frame, slot.step, slot.visit, held)
+        except PauseRequested as paused:
+            if not walker.live:
+                raise
+            pause = paused.pause
+            answer = await wait_for_person(walker, pause, None)
+            walker.pauses.answers[pause.slot or ""] = answer
 
 
 def _fold_lone(level: Level, slot: Slot, called: Called) -> Failed | None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import json
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..names import new_id
 from .breaks import SLOT
@@ -10,6 +11,7 @@ from .limits import Aborted
 from .listeners import answered, interrupt, text_delta
 
 if TYPE_CHECKING:
+    from ..pauses import Pause
     from ..plan import Plan
     from .walker import Walker
 
@@ -185,31 +187,67 @@ class Context:
 
     async def request_input(
         self,
-        prompt: str,
+        prompt: Any,
         options: list[str] | tuple[str, ...] | None = None,
         kind: str = "text",
         slot: str | None = None,
     ) -> Any:
         """Ask a person; returns their answer.
 
-        In a live run this waits (the time does not count against budgets); otherwise
-        the run ends ``interrupted`` and, on resume, this node runs again from its
-        start and this call returns the stored answer. Answers are stored by
-        ``slot`` (default: node, visit and the call's position in the node), within the
-        call of the sub-graph the node is in: each call of a sub-graph asks afresh.
+        ``prompt`` is the question: text, or any JSON value (a dict with the choices, say),
+        which the pause keeps as ``question`` and shows as JSON. In a live run this waits
+        (the time does not count against budgets); otherwise the run ends ``interrupted``
+        and, on resume, this node runs again from its start and this call returns the
+        stored answer. Answers are stored by ``slot`` (default: node, visit and the call's
+        position in the node), within the call of the sub-graph the node is in: each call
+        of a sub-graph asks afresh.
         """
+        asked = self._asking("request_input", prompt, options, kind, slot)
+        if not isinstance(asked, _Asked):
+            return asked.answer
+        from .people import wait_for_person
+
+        answer = await wait_for_person(asked.walker, asked.pause, self)
+        asked.walker.pauses.answers[asked.pause.slot or ""] = answer
+        return answer
+
+    def ask(
+        self,
+        prompt: Any,
+        options: list[str] | tuple[str, ...] | None = None,
+        kind: str = "text",
+        slot: str | None = None,
+    ) -> Any:
+        """Ask a person from a synchronous node (LangGraph's ``interrupt(value)``); returns
+        their answer once there is one.
+
+        Until then the node stops here, and it runs again from its start with the answer:
+        in a live run as soon as the answer is given, in a durable one on resume. Whatever
+        the node did before asking is done again, so ask first. Otherwise as
+        :meth:`request_input`.
+        """
+        asked = self._asking("ask", prompt, options, kind, slot)
+        if not isinstance(asked, _Asked):
+            return asked.answer
+        from .people import PauseRequested
+
+        raise PauseRequested(asked.pause)
+
+    def _asking(
+        self, how: str, prompt: Any, options: Any, kind: str, slot: str | None
+    ) -> _Asked | _Answered:
+        """The question at this call's slot: answered already (a resume brought it, or the
+        node asked before it ran again), or a pause to open."""
         walker = self._walker
         if walker is None:
-            raise RuntimeError(f"request_input() needs a running node; {self.node!r} is being routed outside a run")
+            raise RuntimeError(f"{how}() needs a running node; {self.node!r} is being routed outside a run")
         self._asked += 1
         if slot is None:
             where = self.node if self.branch is None else f"{self.node}@{self.branch}"
             slot = f"{self._scope}{where}#{self.visit}.{self._asked}"
         else:
             if slot == SLOT:
-                raise ValueError(
-                    f"request_input(slot={slot!r}): that slot is where the run keeps its breakpoints; name another"
-                )
+                raise ValueError(f"{how}(slot={slot!r}): that slot is where the run keeps its breakpoints; name another")
             slot = self._scope + slot
         pauses = walker.pauses
         resumption = walker.resumed
@@ -220,9 +258,17 @@ class Context:
                 # the answer here, where a live run shows them.
                 self.emit(interrupt(walker.thread, self.step, brought[0]))
                 self.emit(answered(walker.thread, self.step, brought[0], brought[1]))
-            return pauses.answers[slot]
+            return _Answered(pauses.answers[slot])
         from ..pauses import Pause
+        from ..state import to_jsonable
 
+        question = None
+        if not isinstance(prompt, str):
+            try:
+                question = to_jsonable(prompt)
+            except TypeError as exc:
+                raise TypeError(f"{how}(): the question must be text or plain data (JSON), got {prompt!r:.80}: {exc}") from None
+            prompt = json.dumps(question, ensure_ascii=False)
         pause = Pause(
             # The same question asked again after a resume keeps its id, so an answer
             # given for it in the meantime (with the id the person saw) still lands.
@@ -233,13 +279,23 @@ class Context:
             path=self.path,
             branch=self.branch,
             prompt=prompt,
+            question=question,
             options=tuple(options) if options is not None else None,
             input_kind="choice" if options is not None and kind == "text" else kind,
             slot=slot,
             reruns=self.rerun(),
         )
-        from .people import wait_for_person
+        return _Asked(walker, pause)
 
-        answer = await wait_for_person(walker, pause, self)
-        pauses.answers[slot] = answer
-        return answer
+
+class _Asked(NamedTuple):
+    """A question to put to a person, by the run ``walker``."""
+
+    walker: Walker
+    pause: Pause
+
+
+class _Answered(NamedTuple):
+    """A question answered already."""
+
+    answer: Any

@@ -6,7 +6,7 @@ last checkpoint with a new status), and every write carries the run's lease. A
 store that fails (a full disk, a server gone) or a lease that was lost makes the
 write raise; the walker then ends the run ``failed`` and the last good checkpoint
 stays as it was. A run without a store takes no snapshots; if it stops short,
-:func:`keep_for_resume` rebuilds them once, so a ``Resume`` works.
+:func:`keep_in_memory` rebuilds them once, so a ``Resume`` or a ``Fork`` works.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ class Persistence:
         """Record how the run ended, so a resume knows where to go on from."""
         if self.store is None:
             if ending.outcome not in ("done", "denied"):
-                keep_for_resume(self._walker, ending)
+                keep_in_memory(self._walker, ending)
         elif self.last is not None and not (self.last.status == ending.outcome == "denied"):
             self._stop(ending)
 
@@ -256,8 +256,9 @@ def _unsaveable(values: Mapping[str, Any], record: Step | None, exc: Exception) 
     return InvalidUpdate(f"the checkpoint after node {node!r} could not be saved: {exc}", node=node)
 
 
-def keep_for_resume(walker: Walker, ending: Ending) -> None:
-    """A run without a store stopped short: keep what a ``Resume`` needs, in the default store.
+def keep_in_memory(walker: Walker, ending: Ending) -> None:
+    """A run without a store: keep its checkpoints in the default store, for a ``Resume`` (a run
+    that stopped short, as it ends) or a ``Fork`` (asked for once it has ended).
 
     The fast path takes no per-step snapshots, so the states are rebuilt here by
     replaying the recorded updates; this happens once, only for such runs.
@@ -503,7 +504,7 @@ def fork_thread(
         assert base is not None
         schema = plan.schema
         record = base.record
-        values = schema.apply(schema.decode(base.state), update, record.node if record else START)
+        values = schema.apply(schema.decode(base.state), update, record.node if record else START, by="Fork(update=...)")
         if record is not None:
             record = record._replace(edit={**(record.edit or {}), **update})
         store.put(new_thread, base._replace(state=values, record=record))

@@ -21,7 +21,7 @@ from .ending import Ending
 from .limits import Budget
 from .listeners import Listeners, done, interrupt
 from .people import check_storable
-from .persistence import default_checkpointer, forget, open_thread, restore, store_for
+from .persistence import default_checkpointer, forget, keep_in_memory, open_thread, restore, store_for
 from .result import RunResult
 from .walker import RESTORED, Walker
 
@@ -446,6 +446,16 @@ class Run:
             weakref.finalize(self, forget, default_checkpointer(), self.thread, persistence.last)
         walker.pauses.wake(None)
         return self._result
+
+    def _keep_in_memory(self) -> None:
+        """A finished run without a store: its checkpoints rebuilt in the default store, so it
+        can be forked; the thread lives as long as someone holds this run."""
+        walker = self._walker
+        if walker.persistence.store is not None or self._result is None:
+            return
+        result = self._result
+        keep_in_memory(walker, Ending(result.outcome, result.reason, pauses=result.pauses))
+        weakref.finalize(self, forget, default_checkpointer(), self.thread, walker.persistence.last)
 
     def result(self) -> RunResult:
         """The finished run's result.

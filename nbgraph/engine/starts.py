@@ -91,6 +91,9 @@ def open_run(
             plan, where, source.answer, pause=pause, force=source.force, checkpointer=store, **options
         )
     if isinstance(source, Fork):
+        ran = getattr(source.run, "run", source.run)
+        if isinstance(ran, Run) and checkpointer is None:
+            ran._keep_in_memory()  # (a run without a store, such as a plain invoke(), is forked from memory)
         where, store, _ = _where(plan, source.run, checkpointer)
         new_thread = fork_thread(plan, store, where, source.step, source.update, source.thread or thread)
         return Run.continuing(plan, new_thread, checkpointer=store, **options)

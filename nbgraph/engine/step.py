@@ -38,7 +38,7 @@ from .ending import Ending
 from .limits import Aborted, Meter
 from .listeners import answered, interrupt, route_event, step_end_events
 from .outputs import read_output
-from .people import ASK_BUDGET, apply_verdict, ask_budget
+from .people import ASK_BUDGET, PauseRequested, apply_verdict, ask_budget, wait_for_person
 from .slots import ChildFailed, Ended, Failed, Halted, Parked, Slot, keep, number, undo
 from .stops import Stopped, failure, hit_max_steps, interrupted, stop_here, stopped
 
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from .levels import Level
     from .walker import Walker
 
-__all__ = ["FAST_PATH", "plain", "route_restored", "take_step"]
+__all__ = ["FAST_PATH", "answered_then_again", "plain", "route_restored", "take_step"]
 
 FAST_PATH = True
 """Whether a lone plain synchronous step takes :func:`plain` (``bench/engine.py`` turns it
@@ -66,8 +66,28 @@ async def take_step(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
         frame = frames[0]
         node = level.plan.nodes[frame.node]
         if not (node.is_async or node.subplan is not None or node.approval):
-            return plain(walker, level, frame, node)
+            while True:
+                try:
+                    return plain(walker, level, frame, node)
+                except PauseRequested as paused:  # (ctx.ask in a synchronous node)
+                    stop = await answered_then_again(walker, level, frame, paused.pause)
+                    if stop is not None:
+                        return stop
     return await _slots(walker, level, frames)
+
+
+async def answered_then_again(walker: Walker, level: Level, frame: Frame, pause: Pause) -> Ending | None:
+    """A synchronous node asked a person (``ctx.ask``) and stopped: None once a live run has
+    the answer (the node runs again from its start and finds it), or how the run stops."""
+    try:
+        answer = await wait_for_person(walker, pause, None)
+    except PauseRequested as paused:
+        level.frames = (frame,)  # the node runs again on resume, from its start
+        return interrupted(walker, paused.pause)
+    except asyncio.CancelledError as stop:
+        return stopped(level, frame, level.steps + 1, stop)
+    walker.pauses.answers[pause.slot or ""] = answer
+    return None
 
 
 def limits(meter: Meter, level: Level, frames: tuple[Frame, ...]) -> Ending | None:
