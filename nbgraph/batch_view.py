@@ -9,6 +9,9 @@ Built from :func:`nbgraph.batch.compare`'s table (:meth:`BatchView.for_compariso
 it draws the edges only the old version took, only the new one, both, and lists the
 inputs that changed path, outcome or cost.
 
+It is drawn by the graph view's ES module (one bundle, one layout); its messages are the
+``batch`` ones of ``static/protocol.json``.
+
 Import this module only where widgets are wanted: anywidget reads the bundled ES
 module when the class is created.
 """
@@ -16,20 +19,24 @@ module when the class is created.
 from __future__ import annotations
 
 import asyncio
-import json
+import logging
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import anywidget
 import traitlets
 
+from ._observer import Browser
 from .export import to_dag, to_mermaid
 from .names import END, START
+from .widget import MessageError, checked, handlers_of
 
 __all__ = ["BatchView", "show_batch", "show_comparison"]
 
 _STATIC = Path(__file__).parent / "static"
+_log = logging.getLogger("nbgraph.view")
 _LISTED = 500
 """The most input ids one edge's list sends (the count says how many there are)."""
 
@@ -42,9 +49,11 @@ def _css() -> str:
 class BatchView(anywidget.AnyWidget):
     """A batch on its graph: counts, throughput, tokens, cost and how many runs took each edge."""
 
-    _esm = _STATIC / "batch.js"
+    _esm = _STATIC / "widget.js"
     _css = _css()
 
+    kind = traitlets.Unicode("batch", read_only=True).tag(sync=True)
+    """Which view the shared ES module draws."""
     mode = traitlets.Unicode("batch").tag(sync=True)
     """``batch`` (one batch's progress) or ``compare`` (two versions of a graph on the same inputs)."""
     dag = traitlets.Dict().tag(sync=True)
@@ -201,33 +210,39 @@ class BatchView(anywidget.AnyWidget):
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         try:
-            self.send(self.handle(content))
+            reply = self.handle(content)
+        except MessageError as exc:
+            _log.warning("refused a message: %s", exc)
+            reply = {"type": "error", "message": str(exc)}
         except ValueError as exc:
-            self.send({"type": "error", "message": str(exc)})
+            reply = {"type": "error", "message": str(exc)}
+        if reply is not None:
+            self.send(checked("batch", "to_view", reply))
 
-    def handle(self, content: Any) -> dict[str, Any]:
-        """Answer one message from the view: ``{"type": "inputs", "edge": key}`` asks which inputs took an
-        edge; ``{"type": "stop"}`` stops the batch (no run starts, those under way end ``aborted``,
-        resumable: the same batch called again goes on).
+    def handle(self, content: Any) -> dict[str, Any] | None:
+        """Answer one message from the view (a kind of ``static/protocol.json``'s ``batch``):
+        ``{"type": "inputs", "edge": key}`` asks which inputs took an edge; ``{"type": "stop"}``
+        stops the batch (no run starts, those under way end ``aborted``, resumable: the same
+        batch called again goes on); ``hello`` says a browser shows the view. Returns the reply.
 
-        Raises ValueError for a malformed message.
+        Raises :class:`~nbgraph.widget.MessageError` for a message the protocol does not
+        allow, ValueError for one that does not fit the view.
         """
-        if not isinstance(content, dict) or not isinstance(content.get("type"), str):
-            raise ValueError(f"the batch view sent a message without a type: {json.dumps(content, default=str)[:200]}")
-        kind = content["type"]
-        if kind == "hello":
-            return {"type": "hello"}
-        if kind == "stop":
-            if self._batch is None:
-                raise ValueError("this view follows no batch it can stop")
-            self._batch.stop("stopped from the view")
-            self.stoppable = False
-            return {"type": "stopped"}
-        if kind != "inputs":
-            raise ValueError(f"the batch view sent an unknown message type {kind!r}; expected 'inputs', 'stop' or 'hello'")
-        key = content.get("edge")
-        if not isinstance(key, str):
-            raise ValueError(f"an 'inputs' message needs the edge's key ('source\u2192target'), got {key!r}")
+        kind = checked("batch", "to_kernel", content)["type"]
+        return _BATCH_HANDLERS[kind](self, content)
+
+    def _hello(self, content: dict[str, Any]) -> None:
+        Browser.seen = True
+
+    def _stop(self, content: dict[str, Any]) -> dict[str, Any]:
+        if self._batch is None:
+            raise ValueError("this view follows no batch it can stop")
+        self._batch.stop("stopped from the view")
+        self.stoppable = False
+        return {"type": "stopped"}
+
+    def _inputs(self, content: dict[str, Any]) -> dict[str, Any]:
+        key = content["edge"]
         if self.mode == "compare":
             ids = self._sides.get(key, {"a": [], "b": []})
             return {
@@ -241,6 +256,11 @@ class BatchView(anywidget.AnyWidget):
     def __repr__(self) -> str:
         # Deterministic (no memory address), so saved notebooks compare cleanly.
         return f"BatchView(graph={self._graph_name!r}, mode={self.mode!r})"
+
+
+_BATCH_HANDLERS: Mapping[str, Callable[[BatchView, dict[str, Any]], dict[str, Any] | None]] = handlers_of(
+    "batch", {"hello": BatchView._hello, "inputs": BatchView._inputs, "stop": BatchView._stop}
+)
 
 
 def _edge_key(source: str, target: str) -> str:

@@ -6,6 +6,10 @@ graph redefined while its run waited), or the resume that an answer to an ended,
 ``interrupted`` run starts. A fork keeps the run it came from drawn beside it
 (``previous``), so both paths show on the same graph.
 
+The messages between a view and the kernel are declared once, in ``static/protocol.json``
+(the bundled ES module carries the same file): :func:`checked` refuses one it does not allow,
+naming what is wrong, and each view handles exactly the kinds declared for it.
+
 Import this module only where widgets are wanted: anywidget reads the bundled ES
 module when the class is created.
 """
@@ -13,7 +17,9 @@ module when the class is created.
 from __future__ import annotations
 
 import json
+import logging
 import warnings
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +32,71 @@ from .engine import Fork, Resume
 from .errors import NbgraphError
 from .export import to_dag, to_mermaid
 
-__all__ = ["GraphView", "RunObserver", "graph_mimebundle", "graph_redefined", "node_redefined", "show_run"]
+__all__ = [
+    "PROTOCOL", "GraphView", "MessageError", "RunObserver", "checked", "graph_mimebundle", "graph_redefined", "handlers_of",
+    "node_redefined", "show_run",
+]
 
 _STATIC = Path(__file__).parent / "static"
 _LOG_LINES = 200
 _INPUT_CHARS = 4000
+_log = logging.getLogger("nbgraph.view")
+
+PROTOCOL: dict[str, Any] = json.loads((_STATIC / "protocol.json").read_text(encoding="utf-8"))
+"""The views' messages: ``PROTOCOL[view]["to_kernel" | "to_view"][kind]`` is that kind's
+``required`` and ``optional`` fields (name -> type) and ``one_of`` (fields it needs one of)."""
+
+_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "string": ("a string", lambda v: isinstance(v, str)),
+    "integer": ("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "number": ("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)),
+    "boolean": ("true or false", lambda v: isinstance(v, bool)),
+    "object": ("an object", lambda v: isinstance(v, dict)),
+    "array": ("a list", lambda v: isinstance(v, list)),
+    "any": ("a value", lambda v: True),
+}
+
+
+class MessageError(NbgraphError, ValueError):
+    """A message between a view and the kernel that ``static/protocol.json`` does not allow."""
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return f"{text[:80]}\u2026" if len(text) > 80 else text
+
+
+def checked(view: str, direction: str, content: Any) -> dict[str, Any]:
+    """``content`` if the protocol allows it as a message of ``view`` ("graph", "batch") going
+    ``direction`` ("to_kernel", "to_view"); else :class:`MessageError` says what is wrong."""
+    kinds = PROTOCOL[view][direction]
+    who = f"the {view} view" if direction == "to_kernel" else "the kernel"
+    if not isinstance(content, dict) or not isinstance(content.get("type"), str):
+        raise MessageError(f"{who} sent a message without a type: {_shown(content)}")
+    kind = content["type"]
+    spec = kinds.get(kind)
+    if spec is None:
+        raise MessageError(f"{who} sent an unknown message type {kind!r}; expected one of: {', '.join(kinds)}")
+    present = {field for field, value in content.items() if value is not None}
+    fields = {**spec.get("required", {}), **spec.get("optional", {})}
+    for field, type_ in spec.get("required", {}).items():
+        if field not in present:
+            raise MessageError(f"{who} sent {kind!r} without {field!r} ({_TYPES[type_][0]})")
+    for field, type_ in fields.items():
+        if field in present and not _TYPES[type_][1](content[field]):
+            raise MessageError(f"{who} sent {kind!r} whose {field!r} is not {_TYPES[type_][0]}: {_shown(content[field])}")
+    one_of = spec.get("one_of")
+    if one_of and not present & set(one_of):
+        raise MessageError(f"{who} sent {kind!r} without any of {', '.join(map(repr, one_of))}")
+    return content
+
+
+def handlers_of(view: str, handlers: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``handlers``, once they are one for each kind the protocol lets ``view`` send the kernel."""
+    declared = set(PROTOCOL[view]["to_kernel"])
+    if set(handlers) != declared:
+        raise RuntimeError(f"the {view} view handles {sorted(handlers)}, but its protocol declares {sorted(declared)}")
+    return handlers
 
 
 class GraphView(anywidget.AnyWidget):
@@ -72,6 +138,8 @@ class GraphView(anywidget.AnyWidget):
     what changed since the one before: step, path, branch, error, and the new counts of the
     visits and fired edges it changed (never the state: the inspector asks for a step's).
     Empty until a run has ended."""
+    kind = traitlets.Unicode("graph", read_only=True).tag(sync=True)
+    """Which view the shared ES module draws (the batch view's is ``batch``)."""
     can_fork = traitlets.Bool(False).tag(sync=True)
     """The view's run has checkpoints to fork from: the inspector offers "Fork from here"."""
     previous = traitlets.Dict().tag(sync=True)
@@ -159,74 +227,79 @@ class GraphView(anywidget.AnyWidget):
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         try:
             self.handle(content)
+        except MessageError as exc:
+            _log.warning("refused a message: %s", exc)
+            self._reply({"type": "error", "message": str(exc)})
         except (NbgraphError, ValueError, TypeError) as exc:
-            self.send({"type": "error", "message": str(exc)})
+            self._reply({"type": "error", "message": str(exc)})
+
+    def _reply(self, message: dict[str, Any]) -> None:
+        self.send(checked("graph", "to_view", message))
 
     def handle(self, content: Any) -> bool:
-        """Apply one message from the view: answer, approve, deny, stop or steer.
+        """Apply one message from the view (a kind of ``static/protocol.json``'s ``graph``).
 
         Returns False for an answer to a pause that is no longer open (a stale or
-        duplicate click, ignored). Raises ValueError for a malformed message.
+        duplicate click, ignored). Raises :class:`MessageError` for a message the
+        protocol does not allow, ValueError for one that does not fit the view's run.
         """
-        if not isinstance(content, dict) or not isinstance(content.get("type"), str):
-            raise ValueError(f"the view sent a message without a type: {json.dumps(content, default=str)[:200]}")
-        kind = content["type"]
-        if kind == "hello":
-            Browser.seen = True  # a browser shows this kernel's views: its people can answer
-            return True
-        if kind == "inspect":
-            self.send(self.inspection(content))
-            return True
-        if kind == "toggle-breakpoint":
-            return self.toggle_breakpoint(content.get("path"))
-        if kind == "fork":
-            step = content.get("step")
-            if content.get("onto") == "new":
-                if not self.redefined:
-                    return False  # (a second click: the fork has been made)
-                step = self.redefined["step"]
-            if not isinstance(step, int) or isinstance(step, bool):
-                raise ValueError(f"a 'fork' message needs the step to fork from (a number), got {step!r}")
-            self.fork(step)
-            return True
-        observer = self.observer
-        if observer is None:
+        kind = checked("graph", "to_kernel", content)["type"]
+        return _GRAPH_HANDLERS[kind](self, content)
+
+    def _hello(self, content: dict[str, Any]) -> bool:
+        Browser.seen = True  # a browser shows this kernel's views: its people can answer
+        return True
+
+    def _inspect(self, content: dict[str, Any]) -> bool:
+        self._reply(self.inspection(content))
+        return True
+
+    def _toggle_breakpoint(self, content: dict[str, Any]) -> bool:
+        return self.toggle_breakpoint(content["path"])
+
+    def _fork(self, content: dict[str, Any]) -> bool:
+        step = content.get("step")
+        if content.get("onto") == "new":
+            if not self.redefined:
+                return False  # (a second click: the fork has been made)
+            step = self.redefined["step"]
+        if step is None:
+            raise MessageError(f"a 'fork' message forks from a step or onto 'new', not onto {content.get('onto')!r}")
+        self.fork(step)
+        return True
+
+    def _answer(self, content: dict[str, Any]) -> bool:
+        return self._answer_pause(content["pause_id"], content["value"])
+
+    def _approve(self, content: dict[str, Any]) -> bool:
+        return self._answer_pause(content["pause_id"], {"approved": True, "update": content.get("update")})
+
+    def _deny(self, content: dict[str, Any]) -> bool:
+        return self._answer_pause(content["pause_id"], False)
+
+    def _stop(self, content: dict[str, Any]) -> bool:
+        self._observed().run.cancel()
+        return True
+
+    def _steer(self, content: dict[str, Any]) -> bool:
+        observer = self._observed()
+        observer.run.steer(content["text"])
+        observer.note(f"steer: {content['text']}")
+        return True
+
+    def _observed(self) -> RunObserver:
+        if self.observer is None:
             raise ValueError("this view shows a graph, not a run: there is nothing to answer")
-        run = observer.run
-        if kind in ("answer", "approve", "deny"):
-            pause_id = content.get("pause_id")
-            if not isinstance(pause_id, str):
-                raise ValueError(f"a {kind!r} message needs a pause_id")
-            if kind == "answer":
-                if "value" not in content:
-                    raise ValueError("an 'answer' message needs a value")
-                value: Any = content["value"]
-            elif kind == "approve":
-                update = content.get("update")
-                if update is not None and not isinstance(update, dict):
-                    raise ValueError("an approval's update must be an object of state fields")
-                value = {"approved": True, "update": update}
-            else:
-                value = False
-            if run.done:
-                return self._resume(pause_id, value)
-            if all(pause.id != pause_id for pause in run.pauses):
-                return False  # a stale click: that pause was answered already
-            run.answer(value, pause=pause_id)
-            return True
-        if kind == "stop":
-            run.cancel()
-            return True
-        if kind == "steer":
-            text = content.get("text")
-            if not isinstance(text, str):
-                raise ValueError("a 'steer' message needs text")
-            run.steer(text)
-            observer.note(f"steer: {text}")
-            return True
-        raise ValueError(
-            f"unknown message type {kind!r}; expected hello, inspect, toggle-breakpoint, fork, answer, approve, deny, stop or steer"
-        )
+        return self.observer
+
+    def _answer_pause(self, pause_id: str, value: Any) -> bool:
+        run = self._observed().run
+        if run.done:
+            return self._resume(pause_id, value)
+        if all(pause.id != pause_id for pause in run.pauses):
+            return False  # a stale click: that pause was answered already
+        run.answer(value, pause=pause_id)
+        return True
 
     # -- runs started from the view ----------------------------------------------------
 
@@ -385,6 +458,13 @@ class GraphView(anywidget.AnyWidget):
             later = "" if run.live or run.done else " from the next run (this run cannot wait for a person)"
             observer.note(f"breakpoint before {path} {'set' if on else 'removed'}{later}")
         return on
+
+
+_GRAPH_HANDLERS: Mapping[str, Callable[[GraphView, dict[str, Any]], bool]] = handlers_of("graph", {
+    "hello": GraphView._hello, "inspect": GraphView._inspect, "toggle-breakpoint": GraphView._toggle_breakpoint,
+    "fork": GraphView._fork, "answer": GraphView._answer, "approve": GraphView._approve, "deny": GraphView._deny,
+    "stop": GraphView._stop, "steer": GraphView._steer,
+})
 
 
 def _shown_breakpoints(graph: Any, builder: Any) -> Any:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pydantic
+import pytest
+from turns import wait_until, within
 
 from nbgraph import END, START, Batch, Graph, compare
 from nbgraph.batch_view import BatchView
-
-import pytest
-from turns import wait_until, within
 
 
 class Numbers(pydantic.BaseModel):
@@ -115,9 +114,9 @@ async def test_an_edge_asked_for_lists_the_inputs_that_took_it_through_the_view_
     view._handle_custom_msg({"type": "pan"}, [])
     assert replies[0] == {"type": "inputs", "edge": "work\u2192odd", "ids": ["a", "c"], "count": 2}
     assert replies[1] == {"type": "inputs", "edge": "odd\u2192even", "ids": [], "count": 0}
-    assert replies[2] == {"type": "error", "message": "an 'inputs' message needs the edge's key ('source\u2192target'), got None"}
+    assert replies[2] == {"type": "error", "message": "the batch view sent 'inputs' without 'edge' (a string)"}
     assert replies[3] == {
-        "type": "error", "message": "the batch view sent an unknown message type 'pan'; expected 'inputs', 'stop' or 'hello'",
+        "type": "error", "message": "the batch view sent an unknown message type 'pan'; expected one of: hello, inputs, stop",
     }
 
 
@@ -186,3 +185,30 @@ def test_the_notebook_layer_registers_the_batch_and_comparison_views():
 
     assert _batch._views == [show_batch] and _batch._compare_views == [show_comparison]
     assert repr(BatchView(routed())) == "BatchView(graph='numbers', mode='batch')"
+
+
+def test_the_batch_view_handles_every_kind_its_protocol_declares(monkeypatch, caplog):
+    from nbgraph import _observer
+    from nbgraph.widget import PROTOCOL, MessageError
+
+    monkeypatch.setattr(_observer.Browser, "seen", False)
+    view = BatchView(routed())
+    replies = []
+    original = view.send
+    view.send = lambda content, buffers=None: (replies.append(content), original(content, buffers))
+    assert sorted(PROTOCOL["batch"]["to_kernel"]) == ["hello", "inputs", "stop"]
+    view._handle_custom_msg({"type": "hello"}, [])
+    assert _observer.Browser.seen and replies == []  # hello is heard, not answered
+    view._handle_custom_msg({"type": "inputs", "edge": "work\u2192odd"}, [])
+    view._handle_custom_msg({"type": "stop"}, [])
+    assert replies == [
+        {"type": "inputs", "edge": "work\u2192odd", "ids": [], "count": 0},
+        {"type": "error", "message": "this view follows no batch it can stop"},
+    ]
+    with pytest.raises(MessageError, match="the batch view sent 'inputs' whose 'edge' is not a string: 3"):
+        view.handle({"type": "inputs", "edge": 3})
+    # Refused, a message is answered with what was wrong and said in the kernel's log.
+    view._handle_custom_msg({"type": "pan"}, [])
+    said = "the batch view sent an unknown message type 'pan'; expected one of: hello, inputs, stop"
+    assert replies[-1] == {"type": "error", "message": said}
+    assert [r.getMessage() for r in caplog.records if r.name == "nbgraph.view"] == [f"refused a message: {said}"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nbgraph import END, START, Graph, MessagesState, ScriptedModel, llm_node
-from nbgraph.widget import GraphView
+from nbgraph.widget import GraphView, MessageError
 
 
 def line_graph() -> Graph:
@@ -43,8 +43,10 @@ def test_a_toggle_naming_no_node_is_refused_with_the_path():
     view = GraphView(line_graph())
     with pytest.raises(ValueError, match="'nope'"):
         view.handle({"type": "toggle-breakpoint", "path": "nope"})
-    with pytest.raises(ValueError, match="needs a node's path"):
+    with pytest.raises(MessageError, match="sent 'toggle-breakpoint' without 'path' \\(a string\\)"):
         view.handle({"type": "toggle-breakpoint"})
+    with pytest.raises(ValueError, match="needs a node's path, got ''"):
+        view.handle({"type": "toggle-breakpoint", "path": ""})
 
 
 async def test_a_breakpoint_clicked_in_a_run_started_with_breakpoints_pauses_that_run():

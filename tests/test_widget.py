@@ -8,10 +8,9 @@ from typing import Annotated
 import pydantic
 import pytest
 
-from nbgraph import END, START, Graph, MemoryCheckpointer, Resume, append
-from nbgraph import _observer
+from nbgraph import END, START, Graph, MemoryCheckpointer, Resume, _observer, append
 from nbgraph.engine import open_run
-from nbgraph.widget import GraphView, graph_mimebundle
+from nbgraph.widget import PROTOCOL, GraphView, MessageError, checked, graph_mimebundle
 
 
 class Wire:
@@ -216,21 +215,30 @@ class TestMessages:
     @pytest.mark.parametrize(
         ("message", "error"),
         [
-            ("not a dict", "without a type"),
-            ({"type": "explode"}, "unknown message type 'explode'"),
-            ({"type": "answer", "value": "x"}, "needs a pause_id"),
-            ({"type": "answer", "pause_id": "p"}, "needs a value"),
-            ({"type": "approve", "pause_id": "p", "update": [1]}, "update must be an object"),
-            ({"type": "steer"}, "needs text"),
+            ("not a dict", "the graph view sent a message without a type: \"not a dict\""),
+            ({"type": "explode"}, "unknown message type 'explode'; expected one of: hello, inspect, toggle-breakpoint,"),
+            ({"type": "answer", "value": "x"}, "sent 'answer' without 'pause_id' (a string)"),
+            ({"type": "answer", "pause_id": "p"}, "sent 'answer' without 'value' (a value)"),
+            ({"type": "answer", "pause_id": 7, "value": "x"}, "sent 'answer' whose 'pause_id' is not a string: 7"),
+            ({"type": "approve", "pause_id": "p", "update": [1]}, "sent 'approve' whose 'update' is not an object: [1]"),
+            ({"type": "steer"}, "sent 'steer' without 'text' (a string)"),
+            ({"type": "fork"}, "sent 'fork' without any of 'step', 'onto'"),
+            ({"type": "fork", "step": True}, "sent 'fork' whose 'step' is not a whole number: true"),
             ({"type": "steer", "text": "   "}, "non-empty message"),
         ],
     )
-    async def test_bad_messages_are_rejected_without_breaking_the_run(self, message, error):
+    async def test_bad_messages_are_rejected_without_breaking_the_run(self, message, error, caplog):
         run, view, wire = await self.start()
         pause = await run.next_pause(timeout=5)
         view._handle_custom_msg(message, [])
         assert wire.custom and wire.custom[-1]["type"] == "error"
         assert error in wire.custom[-1]["message"]
+        # A message the protocol refuses is also said in the kernel's log, as what the view sent.
+        refused = [r.getMessage() for r in caplog.records if r.name == "nbgraph.view"]
+        if error == "non-empty message":  # allowed by the protocol, refused by the run
+            assert refused == []
+        else:
+            assert refused == [f"refused a message: {wire.custom[-1]['message']}"]
         view._handle_custom_msg({"type": "answer", "pause_id": pause.id, "value": "Paris"}, [])
         assert (await run.next_pause(timeout=5)).prompt == "Room size?"
         assert run.state["city"] == "Paris" and not run.done
@@ -649,7 +657,7 @@ class TestInspectorAndReplay:
             view.handle({"type": "inspect", "node": "even"})
         with pytest.raises(ValueError, match="no step 7"):
             view.handle({"type": "inspect", "step": 7})
-        with pytest.raises(ValueError, match="needs a step"):
+        with pytest.raises(MessageError, match="sent 'inspect' without any of 'step', 'node', 'frame'"):
             view.handle({"type": "inspect"})
         with pytest.raises(ValueError, match="frames 1 to 2"):
             view.handle({"type": "inspect", "frame": 0})
@@ -717,3 +725,48 @@ class TestInspectorAndReplay:
         assert calls == []
         with pytest.raises(ValueError, match="no thread 'nope'"):
             GraphView.replay("nope", g, checkpointer=store)
+
+
+class TestProtocol:
+    """The messages of static/protocol.json, which the view's module bundles and the kernel reads."""
+
+    SAMPLES = {"string": "x", "integer": 1, "number": 0.5, "boolean": True, "object": {}, "array": [], "any": "x"}
+
+    def message(self, kind: str, spec: dict) -> dict:
+        """The least message of ``kind`` its spec allows: its required fields, and the first of its one_of."""
+        fields = {name: self.SAMPLES[type_] for name, type_ in spec.get("required", {}).items()}
+        for name in spec.get("one_of", ())[:1]:
+            fields[name] = self.SAMPLES[spec["optional"][name]]
+        return {"type": kind, **fields}
+
+    def test_the_graph_view_handles_every_kind_its_protocol_declares_and_refuses_others(self, monkeypatch):
+        monkeypatch.setattr(_observer.Browser, "seen", False)  # (hello says a browser is there)
+        view = GraphView(human_graph())
+        for kind, spec in PROTOCOL["graph"]["to_kernel"].items():
+            message = self.message(kind, spec)
+            assert checked("graph", "to_kernel", message) is message
+            try:
+                view.handle(message)
+            except MessageError as exc:  # the protocol allows it: the view must not refuse it as such
+                pytest.fail(f"{message} refused: {exc}")
+            except ValueError:
+                pass  # allowed, but this view has no run for it
+        assert _observer.Browser.seen
+        with pytest.raises(MessageError, match="unknown message type 'pan'; expected one of: hello, inspect, toggle-breakpoint, fork"):
+            view.handle({"type": "pan"})
+
+    def test_what_the_kernel_sends_is_checked_too(self):
+        with pytest.raises(MessageError, match=r"the kernel sent 'inspection' without 'path' \(a string\)"):
+            checked("graph", "to_view", {"type": "inspection", "step": 1, "visit": 1, "change": {}})
+        with pytest.raises(MessageError, match="the kernel sent 'error' whose 'message' is not a string: 3"):
+            checked("graph", "to_view", {"type": "error", "message": 3})
+        assert checked("batch", "to_view", {"type": "stopped"}) == {"type": "stopped"}
+
+    def test_a_view_must_handle_exactly_the_kinds_declared(self):
+        from nbgraph.widget import handlers_of
+
+        with pytest.raises(RuntimeError, match=r"the graph view handles \['hello'\], but its protocol declares \['answer', "):
+            handlers_of("graph", {"hello": print})
+        extra = dict.fromkeys([*PROTOCOL["batch"]["to_kernel"], "pan"], print)
+        with pytest.raises(RuntimeError, match=r"handles \['hello', 'inputs', 'pan', 'stop'\]"):
+            handlers_of("batch", extra)

@@ -1,48 +1,17 @@
-// nbgraph's batch view: an anywidget ES module.
-// The graph drawn as the graph view draws it, with each edge's count of runs (its label, its
-// width) and the batch's counts; a click on an edge (Enter or Space when it has the focus)
-// asks the kernel which inputs took it ({type: "inputs", edge}). In compare mode the edges say
-// which version took them, and a table lists the inputs that changed.
+// The batch view: the graph drawn as the graph view draws it, with each edge's count of runs
+// (its label, its width) and the batch's counts; a click on an edge (Enter or Space when it
+// has the focus) asks the kernel which inputs took it ({type: "inputs", edge}). In compare
+// mode the edges say which version took them, and a table lists the inputs that changed.
+import { h, svg, textMeasure } from "./dom.js";
 import { drawGraph, fitLabels } from "./draw.js";
-import { edgeLabel, estimateWidth, layoutGraph } from "./layout.js";
+import { edgeLabel, layoutGraph } from "./layout.js";
 import { busiest, compareEdge, countPlace, countStats, edgeTitle, edgeWidth, formatCost, pathText } from "./histogram.js";
+import { receiver, sender } from "./protocol.js";
 
-const SVG = "http://www.w3.org/2000/svg";
 let counter = 0;
 
-/** @param {string} tag @param {string} [cls] @param {string} [text] */
-function h(tag, cls, text) {
-  const el = document.createElement(tag);
-  if (cls) el.className = cls;
-  if (text !== undefined) el.textContent = text;
-  return el;
-}
-
-/** @param {string} tag @param {Record<string, string|number>} attrs */
-function svg(tag, attrs = {}) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  return el;
-}
-
-/** Text widths in the view's fonts (a canvas measures them), else estimated. */
-function textMeasure() {
-  const context = typeof document !== "undefined" && document.createElement("canvas").getContext("2d");
-  if (!context) return estimateWidth;
-  const vars = document.body ? getComputedStyle(document.body) : null;
-  const font = (name, fallback) => (vars && vars.getPropertyValue(name).trim()) || fallback;
-  const fonts = {
-    node: `500 12px ${font("--jp-ui-font-family", 'system-ui, -apple-system, "Segoe UI", sans-serif')}`,
-    edge: `10.5px ${font("--jp-code-font-family", "ui-monospace, monospace")}`,
-  };
-  return (text, kind) => {
-    context.font = fonts[kind];
-    return context.measureText(text).width;
-  };
-}
-
 /** @param {{model: any, el: HTMLElement}} ctx */
-function render({ model, el }) {
+export function renderBatch({ model, el }) {
   const uid = `nbgb${++counter}`;
   const root = h("div", "nbg-root nbg-batch");
   const header = h("div", "nbg-header");
@@ -51,9 +20,10 @@ function render({ model, el }) {
   status.setAttribute("role", "status");
   const stop = h("button", "nbg-button nbg-stop nbg-batch-stop", "Stop");
   stop.title = "Start no more runs and stop those under way (aborted, resumable: the same batch again goes on)";
+  const send = sender("batch", model);
   stop.addEventListener("click", () => {
     stop.disabled = true;
-    model.send({ type: "stop" });
+    send({ type: "stop" });
   });
   header.append(title, status, stop);
   const body = h("div", "nbg-body");
@@ -79,7 +49,7 @@ function render({ model, el }) {
     selected = key;
     for (const [k, entries] of overlays) for (const { group } of entries) group.classList.toggle("nbg-selected", k === key);
     inputs.replaceChildren(h("p", "nbg-batch-hint", `${edgeTitle(key)}: asking the kernel\u2026`));
-    model.send({ type: "inputs", edge: key });
+    send({ type: "inputs", edge: key });
   }
 
   function decorate(laid) {
@@ -271,16 +241,19 @@ function render({ model, el }) {
     }
   }
 
-  function onMessage(msg) {
-    if (!msg || typeof msg !== "object") return;
-    if (msg.type === "inputs") {
+  const onMessage = receiver("batch", {
+    inputs(msg) {
       error.hidden = true;
       listInputs(msg);
-    } else if (msg.type === "error") {
+    },
+    stopped() {
+      stop.hidden = true;
+    },
+    error(msg) {
       error.textContent = msg.message;
       error.hidden = false;
-    }
-  }
+    },
+  });
 
   model.on("change:dag", drawDag);
   model.on("change:counts", paint);
@@ -300,5 +273,3 @@ function render({ model, el }) {
     model.off("msg:custom", onMessage);
   };
 }
-
-export default { render };

@@ -1,15 +1,10 @@
 // The graph as SVG: nodes, edges with condition labels, frames for sub-graphs, run state as CSS classes.
-import { END, FRAME_HEAD, FRAME_LABEL_X, LABEL_X, START, badgesOf, edgeLabel, isFrame, nodeTitle, progressLabel } from "./layout.js";
+import { svg } from "./dom.js";
+import {
+  END, FRAME_HEAD, FRAME_LABEL_X, LABEL_LINE_HEIGHT, LABEL_X, START, badgesOf, edgeLabel, isFrame, nodeTitle, progressLabel,
+} from "./layout.js";
 
-const SVG = "http://www.w3.org/2000/svg";
 const JOIN_GAP = 8; // the join bar sits this far above the node the arms meet at
-
-/** @param {string} tag @param {Record<string, string|number>} attrs */
-function svg(tag, attrs = {}) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  return el;
-}
 
 /** @param {Array<{x: number, y: number}>} points */
 function pathOf(points) {
@@ -89,14 +84,10 @@ function drawLevel(parent, laid, drawing, uid, origin) {
     if (!joined) path.setAttribute("marker-end", `url(#arrow-${uid})`);
     group.appendChild(path);
     const text = edgeLabel(edge);
-    if (text) {
-      const label = svg("text", { x: edge.labelX, y: edge.labelY + 4, class: "nbg-edge-label", "text-anchor": "middle" });
-      label.textContent = text;
-      const bg = svg("rect", { class: "nbg-edge-label-bg", rx: 3 });
-      group.appendChild(bg);
-      group.appendChild(label);
-      group._label = { label, bg };
-    }
+    const tip = svg("title");
+    tip.textContent = `${nodeTitle(edge.from)} \u2192 ${nodeTitle(edge.to)}${text ? `: ${text}` : ""}`;
+    group.prepend(tip);
+    if (text) group.appendChild(drawLabel(edge, text));
     edgeLayer.appendChild(group);
     if (!drawing.edgeEls.has(edge.key)) drawing.edgeEls.set(edge.key, []);
     drawing.edgeEls.get(edge.key).push({ group, path, arrow: !joined, edge });
@@ -117,6 +108,25 @@ function drawLevel(parent, laid, drawing, uid, origin) {
   const nodeLayer = svg("g", { class: "nbg-nodes" });
   for (const node of laid.nodes) nodeLayer.appendChild(drawNode(node, drawing, uid, origin));
   parent.appendChild(nodeLayer);
+}
+
+/**
+ * An edge's label as drawn (its lines, shortened when long) on a background, with its whole
+ * text as the tooltip; the inspector shows it whole too.
+ */
+function drawLabel(edge, text) {
+  const box = svg("g", { class: "nbg-edge-text" });
+  const tip = svg("title");
+  tip.textContent = text;
+  const top = edge.labelY + 4 - ((edge.lines.length - 1) * LABEL_LINE_HEIGHT) / 2;
+  const label = svg("text", { x: edge.labelX, y: top, class: "nbg-edge-label", "text-anchor": "middle" });
+  edge.lines.forEach((line, i) => {
+    const span = svg("tspan", { x: edge.labelX, dy: i ? LABEL_LINE_HEIGHT : 0 });
+    span.textContent = line;
+    label.appendChild(span);
+  });
+  box.append(tip, svg("rect", { class: "nbg-edge-label-bg", rx: 3 }), label);
+  return box;
 }
 
 function drawNode(node, drawing, uid, origin) {
@@ -201,9 +211,8 @@ function drawNode(node, drawing, uid, origin) {
 
 /** Size edge-label backgrounds once the SVG is in the document (needs text metrics). */
 export function fitLabels(root) {
-  for (const group of root.querySelectorAll(".nbg-edge")) {
-    if (!group._label) continue;
-    const { label, bg } = group._label;
+  for (const label of root.querySelectorAll(".nbg-edge-label")) {
+    const bg = label.previousElementSibling;
     let box;
     try {
       box = label.getBBox();
@@ -243,7 +252,7 @@ function paintProgress(progress, node, counts) {
  * nodes a run reached, not every node of a large graph) and Enter or Space opens its step.
  */
 function inspectable(group, node, reached) {
-  if (node.id === START || node.id === END || node.inner) return;
+  if (node.id === START || node.id === END || isFrame(node)) return; // (a frame's handle is its button)
   if (reached === group.hasAttribute("tabindex")) return;
   if (reached) {
     group.setAttribute("tabindex", "0");

@@ -39,9 +39,12 @@ export function pointAlong(points, fraction) {
   return { ...points[0] };
 }
 
-/** Where an edge's count goes: halfway, or a quarter of the way when its condition's label sits halfway. */
+/**
+ * Where an edge's count goes: halfway (a loop's outermost point), or a quarter of the way
+ * when its condition's label sits halfway (a loop's label stands beside the loop).
+ */
 export function countPlace(edge, labelled) {
-  return pointAlong(edge.points || [], labelled ? 0.25 : 0.5);
+  return pointAlong(edge.points || [], labelled && edge.from !== edge.to ? 0.25 : 0.5);
 }
 
 /** The busiest edge's count. @param {Record<string, number>} counts */

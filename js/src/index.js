@@ -1,44 +1,20 @@
-// nbgraph's live graph view: an anywidget ES module.
-// It renders from the model's traits and sends clicks back as custom messages
-// ({type, pause_id, ...}); the kernel answers errors with {type: "error", message}.
+// nbgraph's views: one anywidget ES module for the graph view and the batch view, which share
+// its layout and drawing. The Python class says which it is (its `kind` trait). Each renders
+// from the model's traits and talks to the kernel in the messages of nbgraph/static/protocol.json.
+import { renderBatch } from "./batch.js";
+import { h, textMeasure } from "./dom.js";
 import { drawGraph, fitLabels, paintRun } from "./draw.js";
-import { estimateWidth, layoutGraph } from "./layout.js";
+import { layoutGraph } from "./layout.js";
 import { addMarks, paintMarks, problemMarks } from "./marks.js";
 import { createInspector } from "./inspector.js";
 import {
-  h, onStepLine, pinLog, renderLog, renderPending, renderStatus, reopenPending, rerunWarning, submitOnEnter,
+  onStepLine, pinLog, renderLog, renderPending, renderStatus, reopenPending, rerunWarning, submitOnEnter,
 } from "./panel.js";
+import { receiver, sender } from "./protocol.js";
 import { createSlider } from "./replay.js";
 import { createViewport } from "./viewport.js";
 
 let counter = 0;
-let measure = null;
-
-/**
- * Text widths in the fonts the view draws with (JupyterLab's, else the CSS fallbacks), so
- * node boxes fit their labels. Measured once per text on a canvas, which needs no layout.
- */
-function textMeasure() {
-  if (measure) return measure;
-  const context = typeof document !== "undefined" && document.createElement("canvas").getContext("2d");
-  if (!context) return estimateWidth;
-  const vars = document.body ? getComputedStyle(document.body) : null;
-  const font = (name, fallback) => (vars && vars.getPropertyValue(name).trim()) || fallback;
-  const fonts = {
-    node: `500 12px ${font("--jp-ui-font-family", 'system-ui, -apple-system, "Segoe UI", sans-serif')}`,
-    edge: `10.5px ${font("--jp-code-font-family", "ui-monospace, monospace")}`,
-  };
-  const seen = new Map();
-  measure = (text, kind) => {
-    const key = `${kind}\u0000${text}`;
-    if (!seen.has(key)) {
-      context.font = fonts[kind];
-      seen.set(key, context.measureText(text).width);
-    }
-    return seen.get(key);
-  };
-  return measure;
-}
 
 /** The nodes whose open pauses warn that a resume runs them again: path -> the warning. */
 function warnings(pending, ended) {
@@ -50,8 +26,8 @@ function warnings(pending, ended) {
   return warned;
 }
 
-/** @param {{model: any, el: HTMLElement}} ctx */
-function render({ model, el }) {
+/** The graph view: the graph, and the run it is bound to. @param {{model: any, el: HTMLElement}} ctx */
+function renderGraph({ model, el }) {
   const uid = `nbg${++counter}`;
   const root = h("div", "nbg-root");
   const header = h("div", "nbg-header");
@@ -77,7 +53,7 @@ function render({ model, el }) {
   submitOnEnter(steerInput, steerForm);
   const stop = h("button", "nbg-button nbg-stop", "Stop");
   controls.append(steerForm, stop);
-  const send = (message) => model.send(message);
+  const send = sender("graph", model);
   // A step of the run in the inspector: from a log line, a visited node, or the slider's frame.
   const inspector = createInspector(h, send, { canFork: () => Boolean(model.get("can_fork")) });
   // The graph was redefined while the run waits: a fork onto the new definition, by a click.
@@ -209,16 +185,17 @@ function render({ model, el }) {
     renderLog(log, lines);
   }
 
-  function onMessage(message) {
-    if (message && message.type === "inspection") {
+  const onMessage = receiver("graph", {
+    inspection(message) {
       error.hidden = true;
       inspector.show(message);
-    } else if (message && message.type === "error") {
+    },
+    error(message) {
       error.textContent = message.message;
       error.hidden = false;
       reopenPending(pending);
-    }
-  }
+    },
+  });
 
   stop.addEventListener("click", () => send({ type: "stop" }));
   steerForm.addEventListener("submit", (event) => {
@@ -276,12 +253,26 @@ function render({ model, el }) {
   };
 }
 
+const VIEWS = { graph: renderGraph, batch: renderBatch };
+
+/** The view the model's class asks for. */
+function viewOf(model) {
+  const kind = model.get("kind");
+  if (!(kind in VIEWS)) throw new Error(`nbgraph: no view of kind ${JSON.stringify(kind)}; the module has ${Object.keys(VIEWS).join(", ")}`);
+  return kind;
+}
+
 // Say hello once the browser has the view's model: a kernel that never hears it knows
 // nobody can click, and a run waiting for a person there gives up instead of waiting for ever.
 function initialize({ model }) {
-  model.send({ type: "hello" });
+  sender(viewOf(model), model)({ type: "hello" });
+}
+
+/** @param {{model: any, el: HTMLElement}} ctx */
+function render(ctx) {
+  return VIEWS[viewOf(ctx.model)](ctx);
 }
 
 export default { initialize, render };
-// For bench/view.py, which times the layout in a browser from this very bundle.
+// For bench/view.py and the browser tests, which lay out and draw with this very bundle.
 export { layoutGraph, textMeasure };

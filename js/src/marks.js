@@ -2,15 +2,8 @@
 // before it), problems (a warning badge on the node or edge, the message in its title and
 // aria-label), each node's tokens and cost so far (small, under the node), and "new code" on a
 // node whose code a re-run cell swapped into the run.
+import { svg } from "./dom.js";
 import { END, FRAME_HEAD, START, edgeKey, nodeTitle } from "./layout.js";
-
-const SVG = "http://www.w3.org/2000/svg";
-
-function svg(tag, attrs = {}) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  return el;
-}
 
 /**
  * Every problem with the path of what it marks: `{target: "node"|"edge", key, message}`.
@@ -101,7 +94,11 @@ export function addMarks(drawing, onBreak) {
     problem.style.display = "none";
     const swap = svg("text", { x: node.width / 2, y: -4, "text-anchor": "middle", class: "nbg-swap" });
     swap.append(svg("title"), svg("tspan"));
-    group.append(gutter, cost, problem, swap);
+    group.append(cost, problem, swap);
+    // The gutter is a button of its own: beside the node's group, which is one too once the node has run.
+    const beside = svg("g", { class: "nbg-node-marks", transform: group.getAttribute("transform") });
+    beside.append(gutter);
+    group.after(beside);
     drawing.marks.set(path, { gutter, tip, cost, problem, name, group, swap });
   }
 }

@@ -1,12 +1,5 @@
 // Everything around the drawing: status line, pending request, log, streamed text, controls.
-
-/** @param {string} tag @param {string} cls @param {string} [text] */
-export function h(tag, cls, text) {
-  const el = document.createElement(tag);
-  if (cls) el.className = cls;
-  if (text !== undefined) el.textContent = text;
-  return el;
-}
+import { h } from "./dom.js";
 
 function fmtElapsed(seconds) {
   if (!Number.isFinite(seconds)) return "0.0s";

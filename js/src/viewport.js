@@ -1,7 +1,7 @@
 // The zoomable view around a large drawing: it opens fitted to the cell's width, zooms with
 // the wheel (around the pointer), pans by dragging, has buttons and keys for both, and follows
 // the running node until the reader moves the view by hand. Small drawings are left as drawn.
-import { h } from "./panel.js";
+import { h } from "./dom.js";
 import {
   MAX_HEIGHT, STEP, between, boxOf, clampView, fitView, followView, needsViewport, openingView, panBy,
   wheelFactor, zoomAt, zoomLimits,

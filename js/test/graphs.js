@@ -60,3 +60,95 @@ export function chainGraph(count = 40) {
   });
   return { version: "1.2", mode: "graph", name: `chain${count}`, nodes, edges };
 }
+
+const node = (id, kind = "function", more = {}) => ({ id, kind, approval: false, ...more });
+const edge = (from, to, label = null, more = {}) => ({ from, to, label, unconditional: label === null, ...more });
+
+/**
+ * The shape agents take: a model node that calls itself again until done, with long
+ * conditions (notebook 08's assistant), a nudge that goes back to it, and two ways out.
+ */
+export function agentGraph() {
+  return {
+    version: "1.3", mode: "graph", name: "agent_graph",
+    nodes: [node("__start__", "start"), node("input_handler"), node("agent", "llm", { tools: ["look_up"] }), node("wrapper_nudge"), node("__end__", "end")],
+    edges: [
+      edge("__start__", "input_handler"),
+      edge("input_handler", "agent"),
+      edge("agent", "__end__", 'state.status in ("done", "blocked")'),
+      edge("agent", "wrapper_nudge", 'state.status == "in_progress" and not state.tool_calls and state.nudges < 1'),
+      edge("agent", "agent", 'state.status == "continue" or state.tool_calls > 0'),
+      edge("agent", "__end__"),
+      edge("wrapper_nudge", "agent"),
+    ],
+  };
+}
+
+/**
+ * Loops everywhere: two on one node (a condition and a declared goto), one on a node beside
+ * it, one inside a sub-graph (drawn once its frame is open), and a router back up.
+ */
+export function loopsGraph() {
+  const inner = {
+    name: "review",
+    nodes: [node("__start__", "start"), node("read"), node("score", "llm"), node("__end__", "end")],
+    edges: [
+      edge("__start__", "read"), edge("read", "score"),
+      edge("score", "score", "state.confidence < 0.8 and state.rounds < 3"),
+      edge("score", "__end__"),
+    ],
+  };
+  return {
+    version: "1.3", mode: "graph", name: "loops",
+    nodes: [
+      node("__start__", "start"), node("run_step"), node("audit"), node("report", "function", { approval: true }),
+      node("review", "graph", { graph: inner }), node("__end__", "end"),
+    ],
+    edges: [
+      edge("__start__", "run_step"),
+      edge("run_step", "report"),
+      edge("run_step", "run_step", "goto", { goto: true }),
+      edge("run_step", "run_step", "state.retries < 3"),
+      edge("run_step", "audit", "goto", { goto: true }),
+      edge("audit", "audit", "state.pending"),
+      edge("audit", "run_step"),
+      edge("report", "review"),
+      edge("review", "run_step", "route_after_review", { router: true }),
+      edge("review", "__end__", "route_after_review", { router: true }),
+    ],
+  };
+}
+
+/** Branches: a fan-out, a join, a map, and a sub-graph that nests another. */
+export function branchesGraph() {
+  const deep = {
+    name: "deep",
+    nodes: [node("__start__", "start"), node("dig"), node("__end__", "end")],
+    edges: [edge("__start__", "dig"), edge("dig", "__end__")],
+  };
+  const research = {
+    name: "research",
+    nodes: [node("__start__", "start"), node("search", "llm"), node("deep", "graph", { graph: deep }), node("rank"), node("__end__", "end")],
+    edges: [
+      edge("__start__", "search"), edge("search", "deep"), edge("deep", "rank"),
+      edge("rank", "search", "state.more"), edge("rank", "__end__"),
+    ],
+  };
+  return {
+    version: "1.3", mode: "graph", name: "trip",
+    nodes: [
+      node("__start__", "start"), node("plan"), node("flights"), node("hotels"), node("gather"),
+      node("ask", "function", { map: true }), node("research", "graph", { graph: research, mapping: true }), node("__end__", "end"),
+    ],
+    edges: [
+      edge("__start__", "plan"),
+      edge("plan", "flights", null, { fanout: ["flights", "hotels"] }),
+      edge("plan", "hotels", null, { fanout: ["flights", "hotels"] }),
+      edge("flights", "gather", null, { join: ["flights", "hotels"] }),
+      edge("hotels", "gather", null, { join: ["flights", "hotels"] }),
+      { ...edge("gather", "ask", "each city", { each: true }), unconditional: true },
+      edge("ask", "research"),
+      edge("research", "__end__"),
+    ],
+  };
+}

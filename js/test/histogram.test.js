@@ -16,8 +16,10 @@ test("a count sits halfway along its edge, or a quarter of the way when a condit
   assert.deepEqual(pointAlong(points, 0.5), { x: 5, y: 30 });
   assert.deepEqual(pointAlong(points, 0), { x: 0, y: 0 });
   assert.deepEqual(pointAlong(points, 1), { x: 40, y: 30 });
-  assert.deepEqual(countPlace({ points }, false), { x: 5, y: 30 });
-  assert.deepEqual(countPlace({ points }, true), { x: 0, y: 17.5 });
+  assert.deepEqual(countPlace({ from: "a", to: "b", points }, false), { x: 5, y: 30 });
+  assert.deepEqual(countPlace({ from: "a", to: "b", points }, true), { x: 0, y: 17.5 });
+  // A loop's label stands beside it, not on it: its count sits at its middle, furthest out.
+  assert.deepEqual(countPlace({ from: "a", to: "a", points }, true), { x: 5, y: 30 });
   assert.deepEqual(pointAlong([{ x: 3, y: 4 }], 0.5), { x: 3, y: 4 });
 });
 
