@@ -49,8 +49,14 @@ from drawings import hard_dags, notebook_dags  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
 ]
 LAYOUTS = ("dagre (the view)", "ELK orthogonal", "ELK splines")
 
@@ -184,7 +190,10 @@ def bundled_kb(module: str) -> float:
     esbuild = ROOT / "js" / "node_modules" / ".bin" / "esbuild"
     out = subprocess.run(
         [str(esbuild), "--bundle", "--minify", "--format=esm", "--log-level=error"],
-        input=f'import layout from "{module}"; export default layout;', capture_output=True, text=True, check=True,
+        input=f'import layout from "{module}"; export default layout;',
+        capture_output=True,
+        text=True,
+        check=True,
         cwd=ROOT / "js",
     )
     return len(out.stdout.encode()) / 1024
@@ -198,7 +207,9 @@ def table(rows: list[tuple[str, dict]], bundles: dict[str, float]) -> str:
     for group, results in rows:
         for layout in LAYOUTS:
             r = results[layout]
-            lines.append(f"| {group} | {layout} | {r['crossings']} | {r['bends']} | {r['length']:,} | {r['faults']} | {r['time']:.1f} |")
+            lines.append(
+                f"| {group} | {layout} | {r['crossings']} | {r['bends']} | {r['length']:,} | {r['faults']} | {r['time']:.1f} |"
+            )
     lines += ["", "| layout library | minified, bundled |", "|---|---:|"]
     lines += [f"| {name} | {size:,.0f} KB |" for name, size in bundles.items()]
     return "\n".join(lines)
@@ -234,7 +245,12 @@ def main() -> None:
             notebooks = [(name, run([dag, args.repeat])) for name, dag in notebook_dags()]
             hard = [(name, run([dag, args.repeat])) for name, dag, _ in hard_dags()]
             generated = [
-                (name, page.evaluate("([name, repeat]) => window.compare(window.generated[name], repeat)", [name, args.repeat]))
+                (
+                    name,
+                    page.evaluate(
+                        "([name, repeat]) => window.compare(window.generated[name], repeat)", [name, args.repeat]
+                    ),
+                )
                 for name in page.evaluate("() => Object.keys(window.generated)")
             ]
             version = browser.version
@@ -246,14 +262,20 @@ def main() -> None:
         (f"the {len(hard)} hard graphs (sums)", summed([r for _, r in hard])),
         *generated,
     ]
-    bundles = {"@dagrejs/dagre (the view's)": bundled_kb("@dagrejs/dagre"), "elkjs (elk.bundled.js)": bundled_kb("elkjs/lib/elk.bundled.js")}
+    bundles = {
+        "@dagrejs/dagre (the view's)": bundled_kb("@dagrejs/dagre"),
+        "elkjs (elk.bundled.js)": bundled_kb("elkjs/lib/elk.bundled.js"),
+    }
     text = table(rows, bundles)
     detail = table([*notebooks, *hard], {})
     detail = detail[: detail.index("\n\n| layout library")]
     report = f"Chromium {version}, {args.repeat} timed runs each.\n\n{text}\n\nEach graph:\n\n{detail}\n"
     print(report)
     if args.out:
-        args.out.write_text(f"# dagre and ELK on nbgraph's graphs\n\nMade by `python bench/layouts.py --out {args.out}`. {report}", encoding="utf-8")
+        args.out.write_text(
+            f"# dagre and ELK on nbgraph's graphs\n\nMade by `python bench/layouts.py --out {args.out}`. {report}",
+            encoding="utf-8",
+        )
 
 
 if __name__ == "__main__":

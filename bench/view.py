@@ -46,8 +46,14 @@ STATIC = ROOT / "nbgraph" / "static"
 DAGRE = ROOT / "js" / "node_modules" / "@dagrejs" / "dagre" / "dist" / "dagre.min.js"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
 ]
 
 PAGE = """<!doctype html>
@@ -143,7 +149,9 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 def _before() -> tuple[str, int]:
     """The revision before the shared bundle, and its bundles' size in bytes (widget.js and batch.js)."""
     git = functools.partial(subprocess.run, capture_output=True, text=True, cwd=ROOT)
-    removed = git(["git", "log", "--diff-filter=D", "--format=%H", "-1", "--", "nbgraph/static/batch.js"]).stdout.strip()
+    removed = git(
+        ["git", "log", "--diff-filter=D", "--format=%H", "-1", "--", "nbgraph/static/batch.js"]
+    ).stdout.strip()
     revision = f"{removed}^" if removed else "HEAD"
     size = 0
     for name in ("widget.js", "batch.js"):
@@ -177,8 +185,10 @@ def main() -> None:
             for nodes in args.nodes:
                 result = page.evaluate("([n, r]) => window.measureAll(n, r)", [nodes, args.repeat])
                 label = "40-node chain" if nodes == 40 else f"{nodes}-node graph, branches and cycles"
-                print(f"\n{label}: {result['edges']} edges, drawn {result['width']:.0f} x {result['height']:.0f} px; "
-                      f"ms over {args.repeat} runs (median, min-max)")
+                print(
+                    f"\n{label}: {result['edges']} edges, drawn {result['width']:.0f} x {result['height']:.0f} px; "
+                    f"ms over {args.repeat} runs (median, min-max)"
+                )
                 for name, times in result["times"].items():
                     print(f"  {name:<12} {statistics.median(times):7.1f}   {min(times):6.1f}-{max(times):.1f}")
                 if nodes == 200:
@@ -192,8 +202,10 @@ def main() -> None:
     print(f"\nFigures ({args.repeat} runs, medians):")
     if layout_200 is not None:
         print(f"  layout of the 200-node graph          {layout_200:7.1f} ms   target <= 200 ms")
-    print(f"  first drawing of notebook 01's graph  {statistics.median(drawing):7.1f} ms   target <= 300 ms "
-          f"({first['name']}: {len(first['nodes'])} nodes, {len(first['edges'])} edges)")
+    print(
+        f"  first drawing of notebook 01's graph  {statistics.median(drawing):7.1f} ms   target <= 300 ms "
+        f"({first['name']}: {len(first['nodes'])} nodes, {len(first['edges'])} edges)"
+    )
     print(f"  bundle now (widget.js, both views)    {after / 1024:7.1f} KB")
     print(f"  bundles before ({revision}: widget.js + batch.js) {before / 1024:.1f} KB")
 

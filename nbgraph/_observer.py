@@ -92,7 +92,7 @@ _COUNTS = ("done", "failed", "running", "paused", "waiting")
 
 
 def _counts(statuses: dict[str, str]) -> dict[str, int]:
-    counts = dict.fromkeys(_COUNTS, 0)
+    counts: dict[str, int] = dict.fromkeys(_COUNTS, 0)
     for status in statuses.values():
         counts[status] = counts.get(status, 0) + 1
     return {"total": len(statuses), **counts}
@@ -108,7 +108,13 @@ class RunObserver:
     """
 
     def __init__(
-        self, view: GraphView, run: Any, *, max_rate: float = 20.0, carry: RunObserver | None = None, seen: int | None = None
+        self,
+        view: GraphView,
+        run: Any,
+        *,
+        max_rate: float = 20.0,
+        carry: RunObserver | None = None,
+        seen: int | None = None,
     ) -> None:
         self.view = view
         self.run = run
@@ -181,13 +187,13 @@ class RunObserver:
             self._log.append(f"      tool {event.name} failed: {str(event.result)[:80]}")
         elif kind == "interrupt":
             pause = event.pause
-            where = ", ".join(filter(None, ("/" in pause.path and pause.path, pause.branch)))
+            where = ", ".join(part for part in (pause.path if "/" in pause.path else None, pause.branch) if part)
             self._log.append(f"      waiting{f' ({where})' if where else ''}: {pause.prompt}")
             if not Browser.seen and self._no_browser is None and self._headless_wait > 0:
                 self._no_browser = self._loop.call_later(self._headless_wait, self._give_up, True)
             self._flush()
         elif kind == "answer":
-            where = ", ".join(filter(None, ("/" in event.path and event.path, event.branch)))
+            where = ", ".join(part for part in (event.path if "/" in event.path else None, event.branch) if part)
             self._log.append(f"      answered{f' ({where})' if where else ''}")
             self._flush()
         elif kind == "error":
@@ -259,7 +265,9 @@ class RunObserver:
                 path = event.path or event.node
                 self._reruns[path] = self._reruns.get(path, 0) + 1
                 self._catch_up()
-                self._log.append(f"      rerun: {place(path, event.branch)} runs again from its start, up to its answered pause")
+                self._log.append(
+                    f"      rerun: {place(path, event.branch)} runs again from its start, up to its answered pause"
+                )
                 self._dirty = True
         elif kind == "route" and event.path and "/" not in event.path:
             self._stop_watching()  # the first step has routed on: no node can re-run any more
@@ -377,9 +385,11 @@ class RunObserver:
             view.branches = {path: _counts(statuses) for path, statuses in self._progress.items()}
             view.reruns = dict(self._reruns)
             view.swapped = list(run.replaced)
-            view.costs = {path: {"tokens": tokens, "cost": round(cost, 6)} for path, (tokens, cost) in self._costs.items()}
+            view.costs = {
+                path: {"tokens": tokens, "cost": round(cost, 6)} for path, (tokens, cost) in self._costs.items()
+            }
             view.text = "".join(self._text)
-            view.log = [line if type(line) is str else exit_line(*line) for line in self._log]
+            view.log = [line if isinstance(line, str) else exit_line(*line) for line in self._log]
             if self._ended is not None:
                 view.show_frames(self._ended)
                 self._ended = None

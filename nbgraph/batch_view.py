@@ -31,7 +31,7 @@ import traitlets
 from ._observer import Browser
 from .export import to_dag, to_mermaid
 from .names import END, START
-from .widget import MessageError, checked, handlers_of
+from .widget import MessageError, checked, handlers_of, widget_data
 
 __all__ = ["BatchView", "show_batch", "show_comparison"]
 
@@ -43,7 +43,11 @@ _LISTED = 500
 
 def _css() -> str:
     # The graph is drawn with the graph view's own classes: its styles, then the batch view's.
-    return (_STATIC / "widget.css").read_text(encoding="utf-8") + "\n" + (_STATIC / "batch.css").read_text(encoding="utf-8")
+    return (
+        (_STATIC / "widget.css").read_text(encoding="utf-8")
+        + "\n"
+        + (_STATIC / "batch.css").read_text(encoding="utf-8")
+    )
 
 
 class BatchView(anywidget.AnyWidget):
@@ -155,10 +159,19 @@ class BatchView(anywidget.AnyWidget):
         self._ids = {_edge_key(*edge): ids for edge, ids in progress.edges.items()}
         with self.hold_sync():
             self.counts = {
-                "total": progress.total, "ended": progress.ended, "done": progress.done, "failed": progress.failed,
-                "running": progress.running, "waiting": progress.waiting, "outcomes": dict(progress.outcomes),
-                "tokens": progress.tokens, "cost": progress.cost, "throughput": round(progress.throughput, 3),
-                "elapsed": round(progress.elapsed, 3), "finished": progress.finished, "stopped": progress.stopped,
+                "total": progress.total,
+                "ended": progress.ended,
+                "done": progress.done,
+                "failed": progress.failed,
+                "running": progress.running,
+                "waiting": progress.waiting,
+                "outcomes": dict(progress.outcomes),
+                "tokens": progress.tokens,
+                "cost": progress.cost,
+                "throughput": round(progress.throughput, 3),
+                "elapsed": round(progress.elapsed, 3),
+                "finished": progress.finished,
+                "stopped": progress.stopped,
             }
             self.edges = {key: len(ids) for key, ids in self._ids.items()}
         self.sent += 1
@@ -192,17 +205,24 @@ class BatchView(anywidget.AnyWidget):
                 for edge in _path_edges(path, outcome):
                     sides.setdefault(_edge_key(*edge), {"a": [], "b": []})[side].append(row.input_id)
             if row.changed:
-                changed.append({
-                    "id": _jsonable(row.input_id), "changed": list(row.changed),
-                    "path_a": list(row.path_a), "path_b": list(row.path_b),
-                    "outcome_a": row.outcome_a, "outcome_b": row.outcome_b,
-                    "cost_a": float(row.cost_a), "cost_b": float(row.cost_b),
-                })
+                changed.append(
+                    {
+                        "id": _jsonable(row.input_id),
+                        "changed": list(row.changed),
+                        "path_a": list(row.path_a),
+                        "path_b": list(row.path_b),
+                        "outcome_a": row.outcome_a,
+                        "outcome_b": row.outcome_b,
+                        "cost_a": float(row.cost_a),
+                        "cost_b": float(row.cost_b),
+                    }
+                )
         view._sides = sides
         view.dag = _with_edges(dag, sides)
         view.compared = {
             "edges": {key: {"a": len(ids["a"]), "b": len(ids["b"])} for key, ids in sides.items()},
-            "rows": changed, "total": len(rows),
+            "rows": changed,
+            "total": len(rows),
         }
         return view
 
@@ -246,9 +266,12 @@ class BatchView(anywidget.AnyWidget):
         if self.mode == "compare":
             ids = self._sides.get(key, {"a": [], "b": []})
             return {
-                "type": "inputs", "edge": key,
-                "a": [_jsonable(i) for i in ids["a"][:_LISTED]], "b": [_jsonable(i) for i in ids["b"][:_LISTED]],
-                "count_a": len(ids["a"]), "count_b": len(ids["b"]),
+                "type": "inputs",
+                "edge": key,
+                "a": [_jsonable(i) for i in ids["a"][:_LISTED]],
+                "b": [_jsonable(i) for i in ids["b"][:_LISTED]],
+                "count_a": len(ids["a"]),
+                "count_b": len(ids["b"]),
             }
         taken = self._ids.get(key, [])
         return {"type": "inputs", "edge": key, "ids": [_jsonable(i) for i in taken[:_LISTED]], "count": len(taken)}
@@ -277,7 +300,7 @@ def _path_edges(path: Any, outcome: str) -> list[tuple[str, str]]:
     """The edges a path of nodes walked, each once, START's and (a run that ended done) END's included."""
     nodes = [START, *path] + ([END] if outcome == "done" else [])
     edges: dict[tuple[str, str], None] = {}
-    for source, target in zip(nodes, nodes[1:]):
+    for source, target in zip(nodes, nodes[1:], strict=False):
         edges[(source, target)] = None
     return list(edges) if path else []
 
@@ -313,8 +336,7 @@ def _with_edges(dag: dict[str, Any], sides: dict[str, Any]) -> dict[str, Any]:
 
 
 def _bundle(view: BatchView, mermaid: str | None) -> dict[str, Any]:
-    bundle = view._repr_mimebundle_()
-    data = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
+    data = widget_data(view)
     if mermaid:
         data["text/markdown"] = f"```mermaid\n{mermaid}```\n"
     return data

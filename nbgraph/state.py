@@ -439,7 +439,9 @@ def close_coroutines(values: Iterable[Any]) -> None:
 
 def _rejected(reducer: Reducer, who: str, key: str, current: Any, value: Any, exc: Exception) -> str:
     """Why the reducer of field ``key`` refused ``value`` from ``who``."""
-    text = f"{who}: the {reducer.name} reducer of field {key!r} rejected {_short_repr(value)}: {type(exc).__name__}: {exc}"
+    text = (
+        f"{who}: the {reducer.name} reducer of field {key!r} rejected {_short_repr(value)}: {type(exc).__name__}: {exc}"
+    )
     if current is None:
         # (operator.add(None, [x]) is the usual case: a field declared `= None`.)
         text += (

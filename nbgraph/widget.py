@@ -33,8 +33,16 @@ from .errors import NbgraphError
 from .export import to_dag, to_mermaid
 
 __all__ = [
-    "PROTOCOL", "GraphView", "MessageError", "RunObserver", "checked", "graph_mimebundle", "graph_redefined", "handlers_of",
-    "node_redefined", "show_run",
+    "PROTOCOL",
+    "GraphView",
+    "MessageError",
+    "RunObserver",
+    "checked",
+    "graph_mimebundle",
+    "graph_redefined",
+    "handlers_of",
+    "node_redefined",
+    "show_run",
 ]
 
 _STATIC = Path(__file__).parent / "static"
@@ -84,7 +92,9 @@ def checked(view: str, direction: str, content: Any) -> dict[str, Any]:
             raise MessageError(f"{who} sent {kind!r} without {field!r} ({_TYPES[type_][0]})")
     for field, type_ in fields.items():
         if field in present and not _TYPES[type_][1](content[field]):
-            raise MessageError(f"{who} sent {kind!r} whose {field!r} is not {_TYPES[type_][0]}: {_shown(content[field])}")
+            raise MessageError(
+                f"{who} sent {kind!r} whose {field!r} is not {_TYPES[type_][0]}: {_shown(content[field])}"
+            )
     one_of = spec.get("one_of")
     if one_of and not present & set(one_of):
         raise MessageError(f"{who} sent {kind!r} without any of {', '.join(map(repr, one_of))}")
@@ -172,14 +182,16 @@ class GraphView(anywidget.AnyWidget):
         view._bind(run)
         return view
 
-    def _bind(self, run: Any, carry: RunObserver | None = None, seen: int | None = None) -> None:
-        """Show ``run`` from now on; ``carry``: the observer of the run it continues (its counts
-        and log go on), ``seen``: the thread's steps already shown (None: those before the run)."""
+    def _bind(self, run: Any, carry: RunObserver | None = None, seen: int | None = None) -> RunObserver:
+        """Show ``run`` from now on (its observer); ``carry``: the observer of the run it
+        continues (its counts and log go on), ``seen``: the thread's steps already shown (None:
+        those before the run)."""
         if self.observer is not None:
             self.observer.detach()
-        self.observer = RunObserver(self, run, max_rate=self._max_rate, carry=carry, seen=seen)
+        observer = self.observer = RunObserver(self, run, max_rate=self._max_rate, carry=carry, seen=seen)
         self.can_fork = run.checkpointer is not None
         run_views.add(self)
+        return observer
 
     @classmethod
     def replay(cls, source: Any, graph: Any = None, *, checkpointer: Any = None) -> GraphView:
@@ -202,10 +214,15 @@ class GraphView(anywidget.AnyWidget):
         records = frames.records
         top = [record for record in records if "/" not in record.path]
         view.status = {
-            "state": "done", "outcome": frames.outcome, "reason": frames.reason,
-            "step": top[-1].step if top else 0, "max_steps": frames.plan.max_steps,
-            "tokens": sum(record.tokens for record in records), "cost": sum(record.cost for record in records),
-            "elapsed": round(sum(record.duration for record in top), 2), "current": None,
+            "state": "done",
+            "outcome": frames.outcome,
+            "reason": frames.reason,
+            "step": top[-1].step if top else 0,
+            "max_steps": frames.plan.max_steps,
+            "tokens": sum(record.tokens for record in records),
+            "cost": sum(record.cost for record in records),
+            "elapsed": round(sum(record.duration for record in top), 2),
+            "current": None,
         }
         last = frames.frames[-1]
         view.visits = dict(last.visits)
@@ -324,7 +341,8 @@ class GraphView(anywidget.AnyWidget):
         graph = graph if graph is not None else self.current_graph()
         if graph is None:
             raise ValueError("this view has no graph to fork with: pass graph=")
-        top = source.step if hasattr(source, "step") else self._replay.records[-1].step if self._replay.records else 0
+        records = self._replay.records if self._replay is not None else []
+        top = source.step if hasattr(source, "step") else records[-1].step if records else 0
         if not 0 <= step <= top:
             raise ValueError(f"the run has steps 0 to {top} to fork from, not {step}")
         run = graph.start(Fork(source, step=step, update=update), checkpointer=store, display=False)
@@ -338,8 +356,8 @@ class GraphView(anywidget.AnyWidget):
         self.frames = {}
         self._replay = None
         self.problems = []
-        self._bind(run, seen=0)  # the shared steps first, then the fork's own
-        self.observer.note(f"fork of {thread} after step {step}: steps up to {step} are reused, nothing before runs again")
+        observer = self._bind(run, seen=0)  # the shared steps first, then the fork's own
+        observer.note(f"fork of {thread} after step {step}: steps up to {step} are reused, nothing before runs again")
         return run
 
     def current_graph(self) -> Any:
@@ -363,8 +381,7 @@ class GraphView(anywidget.AnyWidget):
         if graph is None:
             raise ValueError("this view has no graph to resume with")
         run = graph.start(Resume(result, value, pause=pause_id), display=False)
-        self._bind(run, carry=observer)
-        self.observer.note(f"resumed from its checkpoint with the answer to {pause_id}")
+        self._bind(run, carry=observer).note(f"resumed from its checkpoint with the answer to {pause_id}")
         return True
 
     def inspection(self, content: dict[str, Any]) -> dict[str, Any]:
@@ -398,7 +415,9 @@ class GraphView(anywidget.AnyWidget):
         elif isinstance(step, int) and not isinstance(step, bool):
             where = content.get("where")
             if isinstance(where, str):
-                record = next((r for r in reversed(records) if r.step == step and place(r.path, r.branch) == where), None)
+                record = next(
+                    (r for r in reversed(records) if r.step == step and place(r.path, r.branch) == where), None
+                )
                 if record is None:
                     raise ValueError(f"the run has no step {step} at {where!r} to inspect")
                 seen = inspect_step(source, record)
@@ -447,24 +466,36 @@ class GraphView(anywidget.AnyWidget):
         builder.breakpoints(before=sorted(before), after=after)
         observer = self.observer
         run = observer.run if observer is not None else None
-        if run is not None and run.live:
+        if observer is not None and run is not None and run.live:
             now = run.breakpoints
             before_now = (now.before | {path}) if on else (now.before - {path})
             run.breakpoints = now._replace(before=before_now)
             after = sorted(now.after)
         shown = (shown | {path}) if on else (shown - {path})
-        self.breakpoints = {"before": sorted(shown), "after": sorted(set(self.breakpoints.get("after") or ()) | set(after))}
-        if run is not None:
+        self.breakpoints = {
+            "before": sorted(shown),
+            "after": sorted(set(self.breakpoints.get("after") or ()) | set(after)),
+        }
+        if observer is not None and run is not None:
             later = "" if run.live or run.done else " from the next run (this run cannot wait for a person)"
             observer.note(f"breakpoint before {path} {'set' if on else 'removed'}{later}")
         return on
 
 
-_GRAPH_HANDLERS: Mapping[str, Callable[[GraphView, dict[str, Any]], bool]] = handlers_of("graph", {
-    "hello": GraphView._hello, "inspect": GraphView._inspect, "toggle-breakpoint": GraphView._toggle_breakpoint,
-    "fork": GraphView._fork, "answer": GraphView._answer, "approve": GraphView._approve, "deny": GraphView._deny,
-    "stop": GraphView._stop, "steer": GraphView._steer,
-})
+_GRAPH_HANDLERS: Mapping[str, Callable[[GraphView, dict[str, Any]], bool]] = handlers_of(
+    "graph",
+    {
+        "hello": GraphView._hello,
+        "inspect": GraphView._inspect,
+        "toggle-breakpoint": GraphView._toggle_breakpoint,
+        "fork": GraphView._fork,
+        "answer": GraphView._answer,
+        "approve": GraphView._approve,
+        "deny": GraphView._deny,
+        "stop": GraphView._stop,
+        "steer": GraphView._steer,
+    },
+)
 
 
 def _shown_breakpoints(graph: Any, builder: Any) -> Any:
@@ -520,11 +551,16 @@ def _node_paths(dag: dict[str, Any], prefix: str = "") -> set[str]:
     return paths
 
 
+def widget_data(view: anywidget.AnyWidget) -> dict[str, Any]:
+    """The mimebundle data that displays ``view`` (anywidget may hand back data and metadata)."""
+    bundle: Any = view._repr_mimebundle_()
+    data: Mapping[str, Any] = bundle[0] if isinstance(bundle, tuple) else bundle
+    return {str(kind): value for kind, value in data.items()}
+
+
 def graph_mimebundle(graph: Any) -> dict[str, Any]:
     """The widget part of a displayed Graph's mimebundle."""
-    bundle = GraphView(graph)._repr_mimebundle_()
-    data = bundle[0] if isinstance(bundle, tuple) else bundle
-    return {k: v for k, v in data.items() if k != "text/plain"}
+    return {k: v for k, v in widget_data(GraphView(graph)).items() if k != "text/plain"}
 
 
 def show_run(run: Any) -> GraphView:
@@ -532,8 +568,7 @@ def show_run(run: Any) -> GraphView:
     from IPython.display import display
 
     view = GraphView.for_run(run)
-    bundle = view._repr_mimebundle_()
-    data = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
+    data = widget_data(view)
     data["text/markdown"] = f"```mermaid\n{to_mermaid(run.plan)}```\n"
     display(data, raw=True)
     return view

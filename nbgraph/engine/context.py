@@ -233,9 +233,7 @@ class Context:
 
         raise PauseRequested(asked.pause)
 
-    def _asking(
-        self, how: str, prompt: Any, options: Any, kind: str, slot: str | None
-    ) -> _Asked | _Answered:
+    def _asking(self, how: str, prompt: Any, options: Any, kind: str, slot: str | None) -> _Asked | _Answered:
         """The question at this call's slot: answered already (a resume brought it, or the
         node asked before it ran again), or a pause to open."""
         walker = self._walker
@@ -247,7 +245,9 @@ class Context:
             slot = f"{self._scope}{where}#{self.visit}.{self._asked}"
         else:
             if slot == SLOT:
-                raise ValueError(f"{how}(slot={slot!r}): that slot is where the run keeps its breakpoints; name another")
+                raise ValueError(
+                    f"{how}(slot={slot!r}): that slot is where the run keeps its breakpoints; name another"
+                )
             slot = self._scope + slot
         pauses = walker.pauses
         resumption = walker.resumed
@@ -267,7 +267,9 @@ class Context:
             try:
                 question = to_jsonable(prompt)
             except TypeError as exc:
-                raise TypeError(f"{how}(): the question must be text or plain data (JSON), got {prompt!r:.80}: {exc}") from None
+                raise TypeError(
+                    f"{how}(): the question must be text or plain data (JSON), got {prompt!r:.80}: {exc}"
+                ) from None
             prompt = json.dumps(question, ensure_ascii=False)
         pause = Pause(
             # The same question asked again after a resume keeps its id, so an answer

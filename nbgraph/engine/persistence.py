@@ -504,7 +504,9 @@ def fork_thread(
         assert base is not None
         schema = plan.schema
         record = base.record
-        values = schema.apply(schema.decode(base.state), update, record.node if record else START, by="Fork(update=...)")
+        values = schema.apply(
+            schema.decode(base.state), update, record.node if record else START, by="Fork(update=...)"
+        )
         if record is not None:
             record = record._replace(edit={**(record.edit or {}), **update})
         store.put(new_thread, base._replace(state=values, record=record))

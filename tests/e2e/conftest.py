@@ -72,17 +72,30 @@ def lab(tmp_path_factory):
     tracker.write_text('{"autoStartDefaultKernel": true}')
     subprocess.run(
         [sys.executable, "-m", "jupyter", "labextension", "disable", "@jupyterlab/apputils-extension:announcements"],
-        env=env, check=True, capture_output=True,
+        env=env,
+        check=True,
+        capture_output=True,
     )
     port = _free_port()
     token = secrets.token_hex(16)
     process = subprocess.Popen(
         [
-            sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
-            "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            "--allow-root",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            "--LabApp.expose_app_in_browser=True",
         ],
-        env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
     )
     log: list[str] = []
     ready = threading.Event()

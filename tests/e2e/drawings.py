@@ -118,7 +118,11 @@ class _Reader:
                     if isinstance(target, ast.Name):
                         self._bound[target.id] = graph
                 self.graphs.append(graph)
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+            ):
                 graph = self._bound.get(node.func.value.id)
                 if graph is not None and node.func.attr in ("add_node", "add_edge", "add_router"):
                     self._call(graph, node.func.attr, node)
@@ -176,7 +180,11 @@ def notebook_dags(folder: Path = NOTEBOOKS) -> list[tuple[str, dict[str, Any]]]:
     """``(where, dag)`` for each graph the notebooks in ``folder`` build, ``where`` naming the notebook and graph."""
     found: list[tuple[str, dict[str, Any]]] = []
     for path in sorted(folder.glob("*.ipynb")):
-        cells = ["".join(cell["source"]) for cell in json.loads(path.read_text(encoding="utf-8"))["cells"] if cell["cell_type"] == "code"]
+        cells = [
+            "".join(cell["source"])
+            for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]
+            if cell["cell_type"] == "code"
+        ]
         llm = _llm_nodes(cells)
         reader = _Reader(llm)
         for source in cells:
@@ -217,7 +225,9 @@ def hard_dags() -> list[tuple[str, dict[str, Any], list[str]]]:
     agent.add_edge("input_handler", "agent")
     agent.add_edge("agent", END, when=_node("c"), label='state.status in ("done", "blocked")')
     agent.add_edge(
-        "agent", "wrapper_nudge", when=_node("c"),
+        "agent",
+        "wrapper_nudge",
+        when=_node("c"),
         label='state.status == "in_progress" and not state.tool_calls and state.nudges < 1',
     )
     agent.add_edge("agent", "agent", when=_node("c"), label='state.status == "continue" or state.tool_calls > 0')
@@ -251,7 +261,9 @@ def hard_dags() -> list[tuple[str, dict[str, Any], list[str]]]:
         words.add_node(name, _node(name))
     words.add_edge(START, "plan")
     for a, b in zip(names, names[1:], strict=False):
-        words.add_edge(a, b, when=_node("c"), label=f"state.{a}_finished and not state.{b}_skipped and len(state.{a}_notes) > 3")
+        words.add_edge(
+            a, b, when=_node("c"), label=f"state.{a}_finished and not state.{b}_skipped and len(state.{a}_notes) > 3"
+        )
         words.add_edge(a, END, when=_node("c"), label=f"state.{a}_failed or state.budget_left < 0.25 * state.budget")
     words.add_edge("answer", END)
     return [

@@ -33,12 +33,21 @@ def test_a_batch_s_counts_route_histogram_and_an_edge_s_inputs(lab, page):
         timeout=TIMEOUT,
     )
     assert view.get_attribute("data-ended") == "12"
-    stats = dict(zip(
-        view.locator(".nbg-stat").evaluate_all("els => els.map(e => e.dataset.stat)"),
-        view.locator(".nbg-stat b").all_text_contents(),
-    ))
+    stats = dict(
+        zip(
+            view.locator(".nbg-stat").evaluate_all("els => els.map(e => e.dataset.stat)"),
+            view.locator(".nbg-stat b").all_text_contents(),
+            strict=True,
+        )
+    )
     assert {k: stats[k] for k in ("ended", "done", "failed", "running", "waiting", "tokens", "cost")} == {
-        "ended": "12 / 12", "done": "12", "failed": "0", "running": "0", "waiting": "0", "tokens": "120", "cost": "$0.0120",
+        "ended": "12 / 12",
+        "done": "12",
+        "failed": "0",
+        "running": "0",
+        "waiting": "0",
+        "tokens": "120",
+        "cost": "$0.0120",
     }
     assert float(stats["runs/s"]) > 0
 

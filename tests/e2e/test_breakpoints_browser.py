@@ -3,7 +3,6 @@ Continue / Step / Stop buttons."""
 
 from __future__ import annotations
 
-
 from test_widget_browser import TIMEOUT, printed, run_all
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from test_widget_browser import TIMEOUT, run_all
 
+
 def view_of(panel, cell: int):
     """The view displayed by the notebook's ``cell`` (0-based), scrolled to: JupyterLab draws
     only the cells near the viewport."""
@@ -51,7 +52,7 @@ def test_answering_an_ended_run_resumes_it_as_the_warning_said(lab, page):
     box.wait_for(timeout=TIMEOUT)
     # Said on the box and on the node before any answer.
     assert box.locator(".nbg-pause-rerun").inner_text() == (
-        "\u21BB Answering resumes the run from its checkpoint: a resume runs 'ask' again from its start."
+        "\u21bb Answering resumes the run from its checkpoint: a resume runs 'ask' again from its start."
     )
     assert view.locator('.nbg-node.nbg-rerun-warned[data-node="ask"]').count() == 1
     field = box.locator("input.nbg-answer")
@@ -68,12 +69,14 @@ def test_a_budget_about_to_be_exceeded_is_raised_from_the_view(lab, page):
     view = view_of(panel, 6)
     box = view.locator(".nbg-pause-budget")
     box.wait_for(timeout=TIMEOUT)
-    assert box.locator(".nbg-budget-over").inner_text().startswith("tokens: 200 used of 250, the next step may take 100")
+    assert (
+        box.locator(".nbg-budget-over").inner_text().startswith("tokens: 200 used of 250, the next step may take 100")
+    )
     field = box.locator("input.nbg-budget-input")
     assert field.input_value() == "500"  # suggested: twice the limit
     field.fill("1000")
     field.press("Enter")
-    view.locator('.nbg-stat-tokens b', has_text="600").wait_for(timeout=TIMEOUT)
+    view.locator(".nbg-stat-tokens b", has_text="600").wait_for(timeout=TIMEOUT)
     assert view.locator(".nbg-pause").count() == 0
 
 
@@ -83,7 +86,7 @@ def test_a_graph_redefined_while_its_run_waits_offers_a_fork_onto_it(lab, page):
     box = view.locator(".nbg-pause-input")
     box.wait_for(timeout=TIMEOUT)
     # A live run answered here runs nothing again; the note says what a resume would.
-    assert box.locator(".nbg-pause-rerun").inner_text().startswith("\u21BB Answered here, nothing runs again;")
+    assert box.locator(".nbg-pause-rerun").inner_text().startswith("\u21bb Answered here, nothing runs again;")
     offer = view.locator(".nbg-redefined")
     offer.wait_for(timeout=TIMEOUT)
     assert "graph 'drafts' was redefined while this run waits" in offer.inner_text()

@@ -141,7 +141,13 @@ def _labels(dag: dict, prefix: str = "") -> dict[str, set[str]]:
     """Edge key -> the labels drawn on it (each's whole text), every frame's inside included."""
     labels: dict[str, set[str]] = {}
     for edge in dag["edges"]:
-        text = (edge.get("label") or "each") if edge.get("each") else "" if edge.get("unconditional") else edge.get("label") or ""
+        text = (
+            (edge.get("label") or "each")
+            if edge.get("each")
+            else ""
+            if edge.get("unconditional")
+            else edge.get("label") or ""
+        )
         if text:
             labels.setdefault(f"{prefix}{edge['from']}\u2192{prefix}{edge['to']}", set()).add(text)
     for node in dag["nodes"]:
@@ -163,7 +169,9 @@ def _check(name: str, dag: dict, drawn: dict, *, frames_open: bool) -> None:
             assert label["lines"] == [label["title"]], f"{name}: a short label is drawn as it is"
         elif "".join("".join(label["lines"]).split()) != "".join(label["title"].split()):
             assert label["lines"][-1].endswith("\u2026"), f"{name}: a label drawn in part says so"
-    assert sorted(label["key"] for label in drawn["labels"]) == sorted(k for k, texts in want.items() for _ in texts), name
+    assert sorted(label["key"] for label in drawn["labels"]) == sorted(k for k, texts in want.items() for _ in texts), (
+        name
+    )
 
 
 def test_every_notebook_drawing_and_the_hard_ones_keep_edges_on_their_nodes_and_labels_clear(site):
@@ -188,20 +196,42 @@ def test_a_loop_in_the_batch_view_has_its_count_and_width_and_in_a_comparison_it
     page, errors = site
     name, agent, _ = hard_dags()[0]
     edges = {
-        "__start__\u2192input_handler": 4, "input_handler\u2192agent": 4, "agent\u2192agent": 3,
-        "agent\u2192wrapper_nudge": 1, "wrapper_nudge\u2192agent": 1, "agent\u2192__end__": 4,
+        "__start__\u2192input_handler": 4,
+        "input_handler\u2192agent": 4,
+        "agent\u2192agent": 3,
+        "agent\u2192wrapper_nudge": 1,
+        "wrapper_nudge\u2192agent": 1,
+        "agent\u2192__end__": 4,
     }
     counts = {"total": 4, "ended": 4, "done": 4, "finished": True}
-    drawn = page.evaluate("([dag, traits]) => window.drawBatch(dag, traits)", [agent, {"mode": "batch", "edges": edges, "counts": counts}])
+    drawn = page.evaluate(
+        "([dag, traits]) => window.drawBatch(dag, traits)", [agent, {"mode": "batch", "edges": edges, "counts": counts}]
+    )
     assert drawn["problems"] == []
-    assert drawn["loops"] == [{
-        "key": "agent\u2192agent", "count": "3", "side": None, "text": "3", "width": "8.1px", "shown": True,
-        "clearOfNode": True, "clearOfLabel": True,
-    }]
-    compared = {"edges": {"agent\u2192agent": {"a": 2, "b": 3}, "input_handler\u2192agent": {"a": 4, "b": 4}}, "rows": [], "total": 4}
-    drawn = page.evaluate("([dag, traits]) => window.drawBatch(dag, traits)", [agent, {"mode": "compare", "compared": compared}])
+    assert drawn["loops"] == [
+        {
+            "key": "agent\u2192agent",
+            "count": "3",
+            "side": None,
+            "text": "3",
+            "width": "8.1px",
+            "shown": True,
+            "clearOfNode": True,
+            "clearOfLabel": True,
+        }
+    ]
+    compared = {
+        "edges": {"agent\u2192agent": {"a": 2, "b": 3}, "input_handler\u2192agent": {"a": 4, "b": 4}},
+        "rows": [],
+        "total": 4,
+    }
+    drawn = page.evaluate(
+        "([dag, traits]) => window.drawBatch(dag, traits)", [agent, {"mode": "compare", "compared": compared}]
+    )
     assert drawn["problems"] == []
-    assert [(loop["side"], loop["text"], loop["width"], loop["clearOfNode"]) for loop in drawn["loops"]] == [("both", "2\u21923", "8.1px", True)]
+    assert [(loop["side"], loop["text"], loop["width"], loop["clearOfNode"]) for loop in drawn["loops"]] == [
+        ("both", "2\u21923", "8.1px", True)
+    ]
     assert errors == []
 
 
@@ -210,7 +240,8 @@ def test_the_notebooks_are_read_as_they_are_now():
 
     found = notebook_dags()
     with_cells = {
-        path.stem for path in (ROOT / "notebooks").glob("*.ipynb")
+        path.stem
+        for path in (ROOT / "notebooks").glob("*.ipynb")
         if any(
             cell["cell_type"] == "code" and "".join(cell["source"]).lstrip().startswith("%%graph")
             for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]
@@ -226,13 +257,18 @@ def test_graphs_are_read_from_a_notebook_s_cells(tmp_path: Path):
 
     cells = [
         "%%node agent --llm --tools look_up\nYou answer.",
-        '%%graph agent_graph\nSTART -> agent\nagent -> agent if state.more\nagent -> END',
+        "%%graph agent_graph\nSTART -> agent\nagent -> agent if state.more\nagent -> END",
         "%%graph broken\nSTART -> -> END",
         'g = Graph("outer")\ng.add_node("plan", plan)\ng.add_node("sub", agent_graph)\n'
         'g.add_edge(START, "plan")\ng.add_edge("plan", "sub", when=lambda s: s.go)\ng.add_edge("sub", END)\n'
         'g.add_node("", plan)  # refused: drawn without it',
     ]
-    notebook = {"cells": [{"cell_type": "code", "source": source} for source in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    notebook = {
+        "cells": [{"cell_type": "code", "source": source} for source in cells],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     (tmp_path / "x.ipynb").write_text(json.dumps(notebook))
     found = dict(notebook_dags(tmp_path))
     assert sorted(found) == ["x: %%graph agent_graph", "x: Graph('outer')"]
@@ -240,7 +276,9 @@ def test_graphs_are_read_from_a_notebook_s_cells(tmp_path: Path):
     assert (agent["kind"], agent["tools"]) == ("llm", ["look_up"])
     outer = found["x: Graph('outer')"]
     assert [(e["from"], e["to"], e["label"]) for e in outer["edges"]] == [
-        ("__start__", "plan", None), ("plan", "sub", "condition"), ("sub", "__end__", None),
+        ("__start__", "plan", None),
+        ("plan", "sub", "condition"),
+        ("sub", "__end__", None),
     ]
     sub = next(n for n in outer["nodes"] if n["id"] == "sub")
     assert [(e["from"], e["to"]) for e in sub["graph"]["edges"] if e["from"] == e["to"]] == [("agent", "agent")]

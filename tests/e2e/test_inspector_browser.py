@@ -33,10 +33,10 @@ def test_inspect_a_finished_run_and_scrub_it(lab, page):
     inspector = view.locator(".nbg-inspector")
     page.wait_for_function("el => el.dataset.step === '3'", arg=inspector.element_handle(), timeout=TIMEOUT)
     assert inspector.is_visible()
-    assert "Step 3 \u00B7 count" in inspector.locator(".nbg-insp-head").inner_text()
+    assert "Step 3 \u00b7 count" in inspector.locator(".nbg-insp-head").inner_text()
     assert inspector.locator(".nbg-insp-chg").first.inner_text() == "~ n: 1 \u2192 2"
     candidates = inspector.locator(".nbg-insp-candidate").all_inner_texts()
-    assert "\u2713 n < 3: true" in candidates and "\u00B7 n >= 3: false" in candidates
+    assert "\u2713 n < 3: true" in candidates and "\u00b7 n >= 3: false" in candidates
     assert inspector.evaluate("el => el === document.activeElement")
     page.keyboard.press("Escape")
     inspector.wait_for(state="hidden", timeout=TIMEOUT)
@@ -44,22 +44,30 @@ def test_inspect_a_finished_run_and_scrub_it(lab, page):
     # And by keyboard: Enter on a focused line.
     view.locator('.nbg-log-step[data-step="1"]').focus()
     page.keyboard.press("Enter")
-    page.wait_for_function("el => el.dataset.step === '1' && !el.hidden", arg=inspector.element_handle(), timeout=TIMEOUT)
-    assert inspector.locator(".nbg-insp-head").inner_text().startswith("Step 1 \u00B7 setup")
+    page.wait_for_function(
+        "el => el.dataset.step === '1' && !el.hidden", arg=inspector.element_handle(), timeout=TIMEOUT
+    )
+    assert inspector.locator(".nbg-insp-head").inner_text().startswith("Step 1 \u00b7 setup")
     page.keyboard.press("Escape")
     inspector.wait_for(state="hidden", timeout=TIMEOUT)
 
     # A visited node opens its latest step.
     view.locator('.nbg-node[data-node="count"] .nbg-node-label').click()
-    page.wait_for_function("el => el.dataset.step === '4' && !el.hidden", arg=inspector.element_handle(), timeout=TIMEOUT)
+    page.wait_for_function(
+        "el => el.dataset.step === '4' && !el.hidden", arg=inspector.element_handle(), timeout=TIMEOUT
+    )
     assert inspector.locator(".nbg-insp-fired").inner_text() == "fired: count \u2192 finish (n >= 3)"
     page.keyboard.press("Escape")
     # And by keyboard: a node the run reached is in the Tab order; Enter opens its latest step.
     node = view.locator('.nbg-node[data-node="count"]')
-    assert node.get_attribute("tabindex") == "0" and node.get_attribute("aria-label") == "Inspect the latest step of count"
+    assert (
+        node.get_attribute("tabindex") == "0" and node.get_attribute("aria-label") == "Inspect the latest step of count"
+    )
     node.focus()
     page.keyboard.press("Enter")
-    page.wait_for_function("el => el.dataset.step === '4' && !el.hidden", arg=inspector.element_handle(), timeout=TIMEOUT)
+    page.wait_for_function(
+        "el => el.dataset.step === '4' && !el.hidden", arg=inspector.element_handle(), timeout=TIMEOUT
+    )
     page.keyboard.press("Escape")
     inspector.wait_for(state="hidden", timeout=TIMEOUT)
     assert node.evaluate("el => el === document.activeElement")
@@ -71,7 +79,7 @@ def test_inspect_a_finished_run_and_scrub_it(lab, page):
     page.wait_for_function("el => el.dataset.frame === '3'", arg=view.element_handle(), timeout=TIMEOUT)
     assert view.get_attribute("data-current") == "count"
     assert visited(view) == {"setup"}  # count is the current node, finish has not run
-    assert "frame 3 / 5 \u00B7 step 3 \u00B7 count" == slider.locator(".nbg-replay-label").inner_text()
+    assert "frame 3 / 5 \u00b7 step 3 \u00b7 count" == slider.locator(".nbg-replay-label").inner_text()
     assert view.locator(".nbg-edge.nbg-fired").count() < fired_at_end
     assert "nbg-fired" not in view.locator('.nbg-edge[data-edge="count\u2192finish"]').get_attribute("class")
     # Back to the start with the button, then dragged to the end: the run as it ended.
@@ -98,5 +106,5 @@ def test_inspect_a_finished_run_and_scrub_it(lab, page):
     replayed.locator(".nbg-replay-inspect").click()
     shown = replayed.locator(".nbg-inspector")
     page.wait_for_function("el => el.dataset.step === '2' && !el.hidden", arg=shown.element_handle(), timeout=TIMEOUT)
-    assert "Step 2 \u00B7 count" in shown.locator(".nbg-insp-head").inner_text()
+    assert "Step 2 \u00b7 count" in shown.locator(".nbg-insp-head").inner_text()
     assert printed(panel, "RAN") == "RAN 3"  # the replay and the inspections ran no node

@@ -24,7 +24,9 @@ def _load_checks(page) -> None:
     page.add_script_tag(path=str(AXE))
     geometry = (ROOT / "js" / "test" / "geometry.js").read_text(encoding="utf-8")
     script = re.sub(r"^export ", "", geometry, flags=re.MULTILINE)
-    page.add_script_tag(content=f"(() => {{ {script}\nwindow.nbgGeometry = {{ drawnDrawing, geometryProblems }}; }})();")
+    page.add_script_tag(
+        content=f"(() => {{ {script}\nwindow.nbgGeometry = {{ drawnDrawing, geometryProblems }}; }})();"
+    )
 
 
 def _geometry(view) -> list[str]:
@@ -91,8 +93,12 @@ def _switch_theme(page, view) -> str:
     """Switch JupyterLab to its other theme; returns its name once the view is drawn in it."""
     other = "dark" if _theme(page) == "light" else "light"
     before = view.locator(".nbg-node-label").first.evaluate("el => getComputedStyle(el).fill")
-    page.evaluate("t => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", f"JupyterLab {other.title()}")
-    page.wait_for_function("want => document.body.dataset.jpThemeLight === want", arg=str(other == "light").lower(), timeout=TIMEOUT)
+    page.evaluate(
+        "t => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", f"JupyterLab {other.title()}"
+    )
+    page.wait_for_function(
+        "want => document.body.dataset.jpThemeLight === want", arg=str(other == "light").lower(), timeout=TIMEOUT
+    )
     page.locator("#jupyterlab-splash").wait_for(state="detached", timeout=TIMEOUT)
     expect(view.locator(".nbg-node-label").first).not_to_have_css("fill", before, timeout=TIMEOUT)
     return other
@@ -131,7 +137,9 @@ def test_a_loop_on_itself_in_every_view_with_geometry_and_an_accessibility_audit
         timeout=TIMEOUT,
     )
     expect(batch.locator(f'[data-edge="{LOOP}"] .nbg-count-text')).to_have_text("3")
-    expect(batch.locator(f'[data-edge="{LOOP}"] path:not(.nbg-hit)').first).to_have_css("stroke-width", "8.1px", timeout=TIMEOUT)
+    expect(batch.locator(f'[data-edge="{LOOP}"] path:not(.nbg-hit)').first).to_have_css(
+        "stroke-width", "8.1px", timeout=TIMEOUT
+    )
     assert _geometry(batch) == []
     # The comparison: both versions looped, the new one on one input only.
     compared = cells.nth(2).locator('.nbg-root.nbg-batch[data-mode="compare"]')
@@ -154,10 +162,12 @@ def test_a_loop_on_itself_in_every_view_with_geometry_and_an_accessibility_audit
     assert set(seen) == {"light", "dark"}
 
     # A message the protocol does not allow is refused in the browser, with a console error.
-    with page.expect_console_message(lambda m: m.type == "error" and "refused a message" in m.text, timeout=TIMEOUT) as said:
+    with page.expect_console_message(
+        lambda m: m.type == "error" and "refused a message" in m.text, timeout=TIMEOUT
+    ) as said:
         cells.nth(3).locator("button.send-bad").click()
     assert said.value.text == (
-        "nbgraph graph view: refused a message from the kernel, message \"inspection\" needs \"path\" (a string)"
+        'nbgraph graph view: refused a message from the kernel, message "inspection" needs "path" (a string)'
     )
 
     # Approved, the run ends; the slider replays it: before the loop fired, then after.

@@ -4,7 +4,6 @@ node's tokens under it."""
 
 from __future__ import annotations
 
-
 from test_widget_browser import TIMEOUT, open_notebook, printed
 
 
@@ -21,8 +20,6 @@ def run_cells(page, first: int, last: int) -> None:
         }""",
         [first, last],
     )
-
-
 
 
 def test_problems_breakpoints_and_cost_on_the_drawing(lab, page):

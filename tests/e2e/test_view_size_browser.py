@@ -76,7 +76,9 @@ def check_the_large_graph(panel, page) -> None:
     state = view.evaluate(STATE)
     room = svg.bounding_box()
     assert room["height"] <= MAX_HEIGHT + 0.5 and state["height"] * state["scale"] > MAX_HEIGHT
-    assert state["width"] > room["width"] >= state["width"] * READABLE, "the graph is wider than the room, and fits it readably"
+    assert state["width"] > room["width"] >= state["width"] * READABLE, (
+        "the graph is wider than the room, and fits it readably"
+    )
     assert abs(state["scale"] - room["width"] / state["width"]) < 0.01
     drawn = view.locator(".nbg-scene").bounding_box()
     assert drawn["x"] >= room["x"] - 1 and drawn["x"] + drawn["width"] <= room["x"] + room["width"] + 1
@@ -100,9 +102,15 @@ def check_the_large_graph(panel, page) -> None:
     labels = view.locator(".nbg-zoombar button").evaluate_all(
         "els => els.map(e => [e.getAttribute('aria-label'), e.title, e.textContent])"
     )
-    assert [label[0] for label in labels] == ["Zoom in (+)", "Zoom out (\u2212)", "Fit the whole graph (0)", "Follow the running node"]
+    assert [label[0] for label in labels] == [
+        "Zoom in (+)",
+        "Zoom out (\u2212)",
+        "Fit the whole graph (0)",
+        "Follow the running node",
+    ]
     assert all(label[0] == label[1] for label in labels)
     assert svg.get_attribute("tabindex") == "0" and "+ and \u2212 zoom" in svg.get_attribute("aria-label")
+
     # Tab: the bar's buttons, the drawing, then the nodes the run reached (each opens its step
     # in the inspector) and the frame.
     def focused():
@@ -137,7 +145,8 @@ def check_the_large_graph(panel, page) -> None:
     page.mouse.wheel(0, -300)
     page.wait_for_function(
         f"scale => +document.querySelector('{selector} .nbg-canvas').dataset.scale > scale + 0.01",
-        arg=state["scale"], timeout=TIMEOUT,
+        arg=state["scale"],
+        timeout=TIMEOUT,
     )
     zoomed = view.evaluate(STATE)
     after = publish.bounding_box()
@@ -206,10 +215,15 @@ def check_the_large_graph(panel, page) -> None:
     inner = view.locator('.nbg-node[data-node^="review/"]')
     inner.first.wait_for(timeout=TIMEOUT)
     assert sorted(inner.evaluate_all("els => els.map(e => e.dataset.node)")) == [
-        "review/__end__", "review/__start__", "review/read", "review/score",
+        "review/__end__",
+        "review/__start__",
+        "review/read",
+        "review/score",
     ]
     opened = handle.bounding_box()
-    assert abs(centre(opened)[0] - centre(closed)[0]) < 2 and abs(opened["y"] - closed["y"]) < 2, "the frame kept its place"
+    assert abs(centre(opened)[0] - centre(closed)[0]) < 2 and abs(opened["y"] - closed["y"]) < 2, (
+        "the frame kept its place"
+    )
     assert handle.get_attribute("aria-expanded") == "true" and handle.evaluate("el => el === document.activeElement")
     for node in inner.all():
         assert inside(node.bounding_box(), opened)
@@ -221,13 +235,19 @@ def check_the_large_graph(panel, page) -> None:
     # The toolbar is legible in both themes (Follow pressed too).
     follow.click()
     assert follow.get_attribute("aria-pressed") == "true"
+
     def contrasts() -> list[float]:
         return [button.evaluate(CONTRAST) for button in view.locator(".nbg-zoombar button").all()]
 
     light = page.evaluate("() => document.body.dataset.jpThemeLight") == "true"
     seen = [contrasts()]
-    page.evaluate("t => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", "JupyterLab Dark" if light else "JupyterLab Light")
-    page.wait_for_function("want => document.body.dataset.jpThemeLight === want", arg=str(not light).lower(), timeout=TIMEOUT)
+    page.evaluate(
+        "t => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})",
+        "JupyterLab Dark" if light else "JupyterLab Light",
+    )
+    page.wait_for_function(
+        "want => document.body.dataset.jpThemeLight === want", arg=str(not light).lower(), timeout=TIMEOUT
+    )
     page.locator("#jupyterlab-splash").wait_for(state="detached", timeout=TIMEOUT)
     seen.append(contrasts())
     ARTIFACTS.mkdir(exist_ok=True)
@@ -238,7 +258,10 @@ def check_the_large_graph(panel, page) -> None:
     # Approved, the run ends; Follow goes away with it, and the log shows the run's last lines.
     view.locator("button.nbg-approve").click()
     assert printed(panel, "RESULT") == "RESULT done True"
-    page.wait_for_function("() => [...document.querySelectorAll('.jp-NotebookPanel .nbg-root')].some(r => r.dataset.state === 'done' && r.querySelector('.nbg-title').textContent === 'forty')", timeout=TIMEOUT)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jp-NotebookPanel .nbg-root')].some(r => r.dataset.state === 'done' && r.querySelector('.nbg-title').textContent === 'forty')",
+        timeout=TIMEOUT,
+    )
     assert follow.is_hidden()
     assert_log_ends_in_view(view, "notify")
     assert page.locator(".jp-Dialog").count() == 0  # no "0 0" reached the notebook (it restarts the kernel)

@@ -98,7 +98,13 @@ def test_answer_and_approve_in_the_widget(lab, page):
     )
     assert printed(panel, "RESULT") == "RESULT done ask->pick->plan->book three days in Kyoto, double room"
     fired = view.locator(".nbg-edge.nbg-fired").evaluate_all("els => els.map(e => e.dataset.edge)")
-    assert set(fired) == {"__start__\u2192ask", "ask\u2192pick", "pick\u2192plan", "plan\u2192book", "book\u2192__end__"}
+    assert set(fired) == {
+        "__start__\u2192ask",
+        "ask\u2192pick",
+        "pick\u2192plan",
+        "plan\u2192book",
+        "book\u2192__end__",
+    }
     unfired = view.locator(".nbg-edge.nbg-unfired").evaluate_all("els => els.map(e => e.dataset.edge)")
     assert unfired == ["plan\u2192__end__"]
     ARTIFACTS.mkdir(exist_ok=True)
@@ -113,10 +119,13 @@ def test_answer_and_approve_in_the_widget(lab, page):
     other = "Dark" if was_light else "Light"
     before = label_colour()
     page.evaluate("t => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", f"JupyterLab {other}")
-    page.wait_for_function("want => document.body.dataset.jpThemeLight === want", arg=str(not was_light).lower(), timeout=TIMEOUT)
+    page.wait_for_function(
+        "want => document.body.dataset.jpThemeLight === want", arg=str(not was_light).lower(), timeout=TIMEOUT
+    )
     page.wait_for_function(
         "before => getComputedStyle(document.querySelector('.jp-NotebookPanel .nbg-live .nbg-node-label')).fill !== before",
-        arg=before, timeout=TIMEOUT,
+        arg=before,
+        timeout=TIMEOUT,
     )
     page.locator("#jupyterlab-splash").wait_for(state="detached", timeout=TIMEOUT)
     view.screenshot(path=str(ARTIFACTS / f"widget-done-{other.lower()}.png"))
@@ -155,7 +164,8 @@ def test_an_llm_nodes_streamed_reply_shows_in_the_view(lab, page):
     view.locator("button.nbg-approve").wait_for(timeout=TIMEOUT)
     page.wait_for_function(
         "reply => document.querySelector('.jp-NotebookPanel .nbg-live .nbg-text').textContent === reply",
-        arg=reply, timeout=TIMEOUT,
+        arg=reply,
+        timeout=TIMEOUT,
     )
     assert text.is_visible() and view.get_attribute("data-state") == "paused"
     assert view.get_attribute("data-current") == "agent"
@@ -199,7 +209,10 @@ def test_branches_pauses_and_a_sub_graph_frame(lab, page):
     handle.click()
     inner.first.wait_for(timeout=TIMEOUT)
     assert sorted(inner.evaluate_all("els => els.map(e => e.dataset.node)")) == [
-        "research/__end__", "research/__start__", "research/rank", "research/search",
+        "research/__end__",
+        "research/__start__",
+        "research/rank",
+        "research/search",
     ]
     handle = view.locator('.nbg-node[data-node="research"] > .nbg-frame-handle')
     assert handle.get_attribute("aria-expanded") == "true"
@@ -252,13 +265,26 @@ def test_branches_pauses_and_a_sub_graph_frame(lab, page):
 
     page.wait_for_function(f"() => {live}.dataset.state === 'done'", timeout=TIMEOUT)
     # The last cell prints the result: JupyterLab draws only the cells near the viewport.
-    page.evaluate("() => { const nb = window.jupyterapp.shell.currentWidget.content; nb.scrollToItem(nb.widgets.length - 1); }")
+    page.evaluate(
+        "() => { const nb = window.jupyterapp.shell.currentWidget.content; nb.scrollToItem(nb.widgets.length - 1); }"
+    )
     # Both answers, in branch order (Kyoto's first) though Oslo's was given first.
-    assert printed(panel, "RESULT") == "RESULT done ['flights', 'hotels'] ['Kyoto: temples', 'Oslo: fjords'] guides True"
-    fired = set(view.locator(".nbg-edge.nbg-fired").evaluate_all("els => els.map(e => e.dataset.edge || e.dataset.join)"))
+    assert (
+        printed(panel, "RESULT") == "RESULT done ['flights', 'hotels'] ['Kyoto: temples', 'Oslo: fjords'] guides True"
+    )
+    fired = set(
+        view.locator(".nbg-edge.nbg-fired").evaluate_all("els => els.map(e => e.dataset.edge || e.dataset.join)")
+    )
     assert {
-        "plan\u2192flights", "plan\u2192hotels", "flights\u2192gather", "hotels\u2192gather", "gather", "gather\u2192ask",
-        "research/__start__\u2192research/search", "research/search\u2192research/rank", "research/rank\u2192research/__end__",
+        "plan\u2192flights",
+        "plan\u2192hotels",
+        "flights\u2192gather",
+        "hotels\u2192gather",
+        "gather",
+        "gather\u2192ask",
+        "research/__start__\u2192research/search",
+        "research/search\u2192research/rank",
+        "research/rank\u2192research/__end__",
     } <= fired
     assert view.locator(".nbg-node.nbg-current").count() == 0
 
@@ -273,12 +299,17 @@ def test_branches_pauses_and_a_sub_graph_frame(lab, page):
     seen = {first: contrasts()}
     view.screenshot(path=str(ARTIFACTS / f"widget-branches-{first}.png"))
     other = "dark" if first == "light" else "light"
-    page.evaluate("t => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", f"JupyterLab {other.title()}")
-    page.wait_for_function("want => document.body.dataset.jpThemeLight === want", arg=str(other == "light").lower(), timeout=TIMEOUT)
+    page.evaluate(
+        "t => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", f"JupyterLab {other.title()}"
+    )
+    page.wait_for_function(
+        "want => document.body.dataset.jpThemeLight === want", arg=str(other == "light").lower(), timeout=TIMEOUT
+    )
     page.locator("#jupyterlab-splash").wait_for(state="detached", timeout=TIMEOUT)
     page.wait_for_function(
         f"fill => getComputedStyle({live}.querySelector('.nbg-node-label')).fill !== fill",
-        arg=seen[first]["label"][0], timeout=TIMEOUT,
+        arg=seen[first]["label"][0],
+        timeout=TIMEOUT,
     )
     seen[other] = contrasts()
     view.screenshot(path=str(ARTIFACTS / f"widget-branches-{other}.png"))
