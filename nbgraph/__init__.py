@@ -2,7 +2,7 @@
 
 The engine (this package's top level) imports neither IPython nor any widget
 library; ``%load_ext nbgraph`` and :mod:`nbgraph.widget` add the notebook layer.
-The LLM layer and the SQLite and Redis checkpointers load on first use, so
+The LLM layer and the SQLite, Redis and Postgres checkpointers load on first use, so
 ``import nbgraph`` stays cheap.
 """
 
@@ -34,12 +34,13 @@ from .errors import (
 from .graph import Graph
 from .history import BranchState, FiredEdge, Frame, Step
 from .names import END, START, End, Goto, Send
-from .plan import RouteDecision
+from .plan import Breakpoints, RouteDecision
 from .reducers import Reducer, accumulate, append, merge, overwrite
 from .state import StateView
 
 if TYPE_CHECKING:
     from .batch import Batch, BatchProgress, BatchRow, compare
+    from .checkpoint.postgres import PostgresCheckpointer
     from .checkpoint.redis import RedisCheckpointer
     from .checkpoint.sqlite import SQLiteCheckpointer
     from .events import Event, parse_ndjson
@@ -54,6 +55,7 @@ __all__ = [
     "BatchProgress",
     "BatchRow",
     "BranchState",
+    "Breakpoints",
     "Budget",
     "Checkpoint",
     "CheckpointError",
@@ -82,6 +84,7 @@ __all__ = [
     "OpenAIModel",
     "Outcome",
     "Pause",
+    "PostgresCheckpointer",
     "RedisCheckpointer",
     "Reducer",
     "Resume",
@@ -125,6 +128,7 @@ _LAZY = {
     "ScriptedModel": "llm",
     "llm_node": "llm",
     "tool": "llm",
+    "PostgresCheckpointer": "checkpoint.postgres",
     "RedisCheckpointer": "checkpoint.redis",
     "SQLiteCheckpointer": "checkpoint.sqlite",
 }

@@ -261,7 +261,7 @@ class BatchView(anywidget.AnyWidget):
         self.stoppable = False
         return {"type": "stopped"}
 
-    def _inputs(self, content: dict[str, Any]) -> dict[str, Any]:
+    def _inputs_through(self, content: dict[str, Any]) -> dict[str, Any]:
         key = content["edge"]
         if self.mode == "compare":
             ids = self._sides.get(key, {"a": [], "b": []})
@@ -282,7 +282,7 @@ class BatchView(anywidget.AnyWidget):
 
 
 _BATCH_HANDLERS: Mapping[str, Callable[[BatchView, dict[str, Any]], dict[str, Any] | None]] = handlers_of(
-    "batch", {"hello": BatchView._hello, "inputs": BatchView._inputs, "stop": BatchView._stop}
+    "batch", {"hello": BatchView._hello, "inputs": BatchView._inputs_through, "stop": BatchView._stop}
 )
 
 

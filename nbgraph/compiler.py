@@ -11,6 +11,8 @@ import warnings
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
+from typing_extensions import is_typeddict
+
 from .errors import GraphValidationError, did_you_mean
 from .history import FiredEdge, Frame
 from .names import END, START
@@ -188,7 +190,12 @@ def _validate(
         # A join of n nodes is n edges sharing one tuple: checked once, not n times over its n names.
         if edge.join and edge.join is not checked:
             checked = edge.join
-            if edge.target == END or len(set(edge.join)) < len(edge.join) or START in edge.join:
+            if edge.target == END:
+                problems.append(
+                    f"{_where(edge)}: a join leads into a node, not END; give each node its own edge to END "
+                    "(the run ends when every branch has)"
+                )
+            elif len(set(edge.join)) < len(edge.join) or START in edge.join:
                 problems.append(f"{_where(edge)}: a join waits for distinct nodes into a node")
             elif joined.setdefault(edge.target, edge.join) != edge.join:
                 problems.append(
@@ -266,6 +273,7 @@ def _subplans(graph: Graph, nodes: Mapping[str, NodeSpec], within: tuple[str, ..
             problems.append(
                 f"node {name!r}: sub-graph {child.name!r} has state {_state_name(child.state)} and this graph "
                 f"{_state_name(graph.state)}; give input= and output= to map between them"
+                + _mapping_hint(child.state, graph.state)
             )
         if (spec.input is None) != (spec.output is None):
             problems.append(
@@ -363,6 +371,28 @@ def _unreachable(
                 seen.add(target)
                 frontier.append(target)
     return [name for name in nodes if name not in seen]
+
+
+def _mapping_hint(inner: Any, outer: Any) -> str:
+    """How input= passes the fields two states share, to put in an error message."""
+    shared = [field for field in _field_names(outer) if field in _field_names(inner)]
+    if not shared:
+        return ""
+    read = "s[{!r}]" if outer is None or outer is dict or is_typeddict(outer) else "s.{}"
+    picked = ", ".join(f"{field!r}: {read.format(field)}" for field in shared)
+    return (
+        f"; they share {', '.join(shared)}: input=lambda s: {{{picked}}} passes those in, and output= returns "
+        "the fields it sets here (only those cross back; the sub-graph's own fields stay in it)"
+    )
+
+
+def _field_names(state: Any) -> tuple[str, ...]:
+    """The fields a declared state has (none for a dict state)."""
+    if state is None or state is dict:
+        return ()
+    if is_typeddict(state):
+        return tuple(state.__annotations__)
+    return tuple(getattr(state, "model_fields", ()))
 
 
 def _same_state(one: Any, other: Any) -> bool:

@@ -106,7 +106,7 @@ class Pause(pydantic.BaseModel):
     prompt: str = ""
     """The question as text (a question given as data shows here as JSON)."""
     question: Any = None
-    """The question as the node gave it, when it is not text: any JSON value (None for text)."""
+    """The question as the node gave it: text, or any JSON value (as LangGraph's ``interrupt(value)`` takes)."""
     options: tuple[str, ...] | None = None
     """Choices to offer as buttons; None for free text."""
     input_kind: str = "text"

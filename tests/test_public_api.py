@@ -15,6 +15,7 @@ EXPECTED_NAMES = {
     "BatchProgress",
     "BatchRow",
     "BranchState",
+    "Breakpoints",
     "Budget",
     "Checkpoint",
     "CheckpointError",
@@ -42,6 +43,7 @@ EXPECTED_NAMES = {
     "OpenAIModel",
     "Outcome",
     "Pause",
+    "PostgresCheckpointer",
     "Reducer",
     "RedisCheckpointer",
     "Resume",
@@ -109,7 +111,8 @@ def test_all_is_sorted():
 def test_import_loads_neither_the_llm_layer_nor_the_durable_stores():
     code = (
         "import sys, nbgraph\n"
-        "loaded = [m for m in ('nbgraph.llm', 'nbgraph.checkpoint.sqlite', 'nbgraph.checkpoint.redis', 'sqlite3') if m in sys.modules]\n"
+        "loaded = [m for m in ('nbgraph.llm', 'nbgraph.checkpoint.sqlite', 'nbgraph.checkpoint.redis', "
+        "'nbgraph.checkpoint.postgres', 'sqlite3', 'psycopg') if m in sys.modules]\n"
         "print(','.join(loaded))\n"
         "nbgraph.ScriptedModel, nbgraph.SQLiteCheckpointer\n"
         "print('nbgraph.llm' in sys.modules, 'nbgraph.checkpoint.sqlite' in sys.modules)\n"
@@ -123,9 +126,10 @@ def test_reserved_names():
 
 
 def test_engine_imports_no_notebook_or_model_libraries():
+    # The MCP SDK too: nbgraph.llm exports mcp_tools, which imports it only when called.
     code = (
-        "import sys, nbgraph, nbgraph.engine, nbgraph.export, nbgraph.checkpoint, nbgraph.llm, nbgraph.prebuilt, nbgraph.dsl\n"
-        "heavy = [m for m in ('IPython', 'ipywidgets', 'anywidget', 'openai', 'ipykernel') if m in sys.modules]\n"
+        "import sys, nbgraph, nbgraph.engine, nbgraph.export, nbgraph.checkpoint, nbgraph.llm, nbgraph.llm.mcp, nbgraph.prebuilt, nbgraph.dsl\n"
+        "heavy = [m for m in ('IPython', 'ipywidgets', 'anywidget', 'openai', 'ipykernel', 'mcp') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -296,11 +296,17 @@ async def run_together(
 
     walker.supersteps[level] = (slots, statuses)
     try:
-        if not any(plan.nodes[slot.frame.node].is_async for slot in slots):
-            for i, slot in enumerate(slots):  # no node can wait: one after the other, in order
+        # No node can wait (none is async, and nobody is waited for: a durable run's pauses end
+        # it): one after the other, in order. A live run's plain nodes wait for people together.
+        if not walker.live and not any(plan.nodes[slot.frame.node].is_async for slot in slots):
+            for i, slot in enumerate(slots):
                 await run(i, slot)
-                if fail_fast and isinstance(results[i], Failed):
-                    break
+                result = results[i]
+                if isinstance(result, Failed):
+                    if isinstance(result.error, asyncio.CancelledError):
+                        raise asyncio.CancelledError  # no sibling cancels here: the run itself was
+                    if fail_fast:
+                        break
             return
         loop = asyncio.get_running_loop()
         tasks.extend(loop.create_task(run(i, slot)) for i, slot in enumerate(slots))

@@ -262,7 +262,7 @@ class Context:
         from ..pauses import Pause
         from ..state import to_jsonable
 
-        question = None
+        question = prompt
         if not isinstance(prompt, str):
             try:
                 question = to_jsonable(prompt)

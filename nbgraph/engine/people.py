@@ -129,6 +129,10 @@ class Pauses:
 
     async def next_pause(self, finished: bool, timeout: float | None) -> Pause | None:
         if self.open:
+            # A turn of the loop first: a caller waiting in a loop for more pauses to open
+            # (``while len(run.pauses) < 2``) then lets the run get on instead of spinning.
+            await asyncio.sleep(0)
+        if self.open:
             return next(iter(self.open.values()))[0]
         if finished:
             return None
