@@ -2,12 +2,12 @@
 
 A fresh interpreter spends most of a second importing nbgraph, pydantic and redis;
 a durable test that resumes a thread from a dozen processes would spend its time
-there. So one child interpreter (the parent of the jobs) imports them once and forks
-a process per job: each job is a separate process with its own memory and its own
-store connections, opened after the fork, and it hands its result back only through
-a file. Jobs of one batch run at the same time. The parent runs the jobs' module
-(and its ``warm()``, which builds what it can in advance) but never opens a store or
-starts a thread, so forking it is safe.
+there. So one child interpreter (the jobs' parent, ``programs/forking_parent.py``)
+imports them once and forks a process per job: each job is a separate process with
+its own memory and its own store connections, opened after the fork, and it hands its
+result back only through a file. Jobs of one batch run at the same time. The parent
+runs the jobs' module (and its ``warm()``, which builds what it can in advance) but
+never opens a store or starts a thread, so forking it is safe.
 """
 
 from __future__ import annotations
@@ -23,63 +23,24 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = 60.0
 
-_PARENT = """
-import json
-import os
-import sys
-import traceback
-
-import pydantic
-import redis
-import nbgraph
-import nbgraph.checkpoint.redis
-import nbgraph.checkpoint.sqlite
-
-space = {"__name__": "jobs"}
-exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), space)
-if "warm" in space:
-    space["warm"]()  # (it must start no thread and open no store: the jobs are forked from here)
-for line in sys.stdin:
-    jobs = json.loads(line)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pids = []
-    for job in jobs:
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                result = space["main"](job)
-                with open(job["out"], "w") as out:
-                    json.dump(result, out)
-                code = 0
-            except BaseException:
-                traceback.print_exc()
-                sys.stderr.flush()
-            os._exit(code)
-        pids.append(pid)
-    codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids]
-    print(json.dumps({"codes": codes, "pids": pids}), flush=True)
-"""
+_PARENT = Path(__file__).with_name("programs") / "forking_parent.py"
 
 
 class Forker:
-    """A warm parent process that runs ``main(job)`` of ``source`` in a forked child per job.
+    """A warm parent process that runs ``main(job)`` of the program at ``program`` in a forked child per job.
 
-    ``source`` is a module defining ``main(job: dict) -> dict`` (JSON both ways), and
-    optionally ``warm()``.
+    The program defines ``main(job: dict) -> dict`` (JSON both ways), and optionally ``warm()``.
+    Results and the processes' stderr go to files in ``tmp_path``.
     """
 
-    def __init__(self, tmp_path: Path, source: str) -> None:
+    def __init__(self, tmp_path: Path, program: Path) -> None:
         self.tmp_path = tmp_path
         self._count = 0
-        (tmp_path / "jobs.py").write_text(source)
-        (tmp_path / "parent.py").write_text(_PARENT)
         self._stderr = tmp_path / "forker.stderr"
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
         with open(self._stderr, "wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, str(tmp_path / "parent.py"), str(tmp_path / "jobs.py")],
+                [sys.executable, str(_PARENT), str(program)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=err,

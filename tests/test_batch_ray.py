@@ -17,13 +17,14 @@ from pathlib import Path
 import pydantic
 import pytest
 import ray
-from redis_server import redis_server
 
 from nbgraph import END, START, Graph, MemoryCheckpointer, RedisCheckpointer, SQLiteCheckpointer
 from nbgraph.batch import Batch
 from nbgraph.batch.ray import RayExecutor
 
 HERE = Path(__file__).resolve().parent
+PREFIX = "batch-ray"
+"""The key prefix of these tests' batches on the session's shared redis-server."""
 POLL = 0.05
 POLLS = 1200
 """How often, and how many times, the test looks for a file a worker writes (a hung worker, not a slow one, fails)."""
@@ -32,12 +33,6 @@ POLLS = 1200
 class Item(pydantic.BaseModel):
     n: int
     doubled: int = 0
-
-
-@pytest.fixture(scope="module")
-def url(tmp_path_factory):
-    with redis_server(str(tmp_path_factory.mktemp("redis"))) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
@@ -103,11 +98,11 @@ def counted(log: Path) -> Counter:
     return Counter(log.read_text().splitlines())
 
 
-def test_the_ray_path_gives_the_local_table_and_progress_as_rows_arrive(cluster, url, tmp_path):
+def test_the_ray_path_gives_the_local_table_and_progress_as_rows_arrive(cluster, redis_url, tmp_path):
     local_log, ray_log = tmp_path / "local.txt", tmp_path / "ray.txt"
     local = build(str(local_log)).batch(
         INPUTS,
-        checkpointer=RedisCheckpointer(url),
+        checkpointer=RedisCheckpointer(redis_url, prefix=PREFIX),
         batch="local",
         progress=False,
         table="rows",
@@ -115,7 +110,7 @@ def test_the_ray_path_gives_the_local_table_and_progress_as_rows_arrive(cluster,
     ended = []
     rows = build(str(ray_log)).batch(
         INPUTS,
-        checkpointer=RedisCheckpointer(url),
+        checkpointer=RedisCheckpointer(redis_url, prefix=PREFIX),
         batch="on-ray",
         executor="ray",
         table="rows",
@@ -138,7 +133,9 @@ def test_the_ray_path_gives_the_local_table_and_progress_as_rows_arrive(cluster,
     assert sorted(map(str, (input_id for input_id, _ in ended))) == sorted(map(str, INPUTS))
 
 
-async def test_a_worker_killed_mid_run_is_retried_and_each_input_continues_from_its_checkpoint(cluster, url, tmp_path):
+async def test_a_worker_killed_mid_run_is_retried_and_each_input_continues_from_its_checkpoint(
+    cluster, redis_url, tmp_path
+):
     blocked = tmp_path / "blocked"
     blocked.mkdir()
     ray_log, local_log = tmp_path / "ray.txt", tmp_path / "local.txt"
@@ -147,7 +144,7 @@ async def test_a_worker_killed_mid_run_is_retried_and_each_input_continues_from_
     batch = Batch(
         build(str(ray_log), block=str(blocked)),
         inputs,
-        checkpointer=RedisCheckpointer(url),
+        checkpointer=RedisCheckpointer(redis_url, prefix=PREFIX),
         batch="killed",
         executor=executor,
         progress=False,

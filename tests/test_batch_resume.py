@@ -24,7 +24,6 @@ from turns import wait_until, within
 
 from nbgraph import END, START, Batch, Graph, SQLiteCheckpointer
 
-REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = 30.0
 """Seconds a child may take to say its next line before the test fails (a hung child, not a slow one)."""
 INPUTS = 12
@@ -68,20 +67,8 @@ def build(log: str, blocked: set[int], gate: asyncio.Event | None = None) -> Gra
     return g
 
 
-CHILD = """
-import json, sys
-sys.path.insert(0, {tests!r})
-sys.path.insert(0, {repo!r})
-from test_batch_resume import build, INPUTS, CONCURRENCY
-from nbgraph import SQLiteCheckpointer
-
-db, log, blocked = sys.argv[1], sys.argv[2], {{int(n) for n in sys.argv[3].split(",") if n}}
-rows = build(log, blocked).batch(
-    {{str(n): {{"n": n}} for n in range(INPUTS)}}, concurrency=CONCURRENCY,
-    checkpointer=SQLiteCheckpointer(db), batch="nightly", progress=False, table="rows",
-)
-print("rows " + json.dumps([[r.input_id, r.outcome, list(r.path), r.error, r.thread] for r in rows]), flush=True)
-"""
+CHILD = Path(__file__).with_name("programs") / "nightly_batch.py"
+"""The batch of ``build``'s graph, in a process of its own."""
 
 
 class _Child:
@@ -89,10 +76,8 @@ class _Child:
     behind select's back: one read may hold several lines, so they are split here)."""
 
     def __init__(self, tmp_path: Path, blocked: str) -> None:
-        script = tmp_path / "child.py"
-        script.write_text(CHILD.format(tests=str(REPO / "tests"), repo=str(REPO)))
         self.process = subprocess.Popen(
-            [sys.executable, str(script), str(tmp_path / "batch.db"), str(tmp_path / "log.txt"), blocked],
+            [sys.executable, str(CHILD), str(tmp_path / "batch.db"), str(tmp_path / "log.txt"), blocked],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=tmp_path,

@@ -58,18 +58,34 @@ class Updates:
 
 
 async def test_the_view_shows_the_counts_and_each_edge_s_runs_once_the_batch_ends():
-    batch = Batch(routed(fail_on=(3,)), {f"i{n}": {"n": n} for n in range(6)}, concurrency=2, progress=False, table="rows")
+    batch = Batch(
+        routed(fail_on=(3,)), {f"i{n}": {"n": n} for n in range(6)}, concurrency=2, progress=False, table="rows"
+    )
     view = BatchView.for_batch(batch)
     assert view.counts["total"] == 6 and view.counts["waiting"] == 6 and not view.counts["finished"]
     assert [node["id"] for node in view.dag["nodes"]] == [START, "work", "odd", "even", END]
     await within(batch.run())
     counts = view.counts
-    assert {k: counts[k] for k in ("total", "ended", "done", "failed", "running", "waiting", "tokens", "cost", "finished")} == {
-        "total": 6, "ended": 6, "done": 5, "failed": 1, "running": 0, "waiting": 0, "tokens": 50, "cost": 1.25, "finished": True,
+    assert {
+        k: counts[k] for k in ("total", "ended", "done", "failed", "running", "waiting", "tokens", "cost", "finished")
+    } == {
+        "total": 6,
+        "ended": 6,
+        "done": 5,
+        "failed": 1,
+        "running": 0,
+        "waiting": 0,
+        "tokens": 50,
+        "cost": 1.25,
+        "finished": True,
     }
     assert counts["outcomes"] == {"done": 5, "failed": 1} and counts["throughput"] > 0 and counts["stopped"] is None
     assert view.edges == {
-        f"{START}\u2192work": 6, "work\u2192odd": 2, "work\u2192even": 3, f"odd\u2192{END}": 2, f"even\u2192{END}": 3,
+        f"{START}\u2192work": 6,
+        "work\u2192odd": 2,
+        "work\u2192even": 3,
+        f"odd\u2192{END}": 2,
+        f"even\u2192{END}": 3,
     }
 
 
@@ -116,7 +132,8 @@ async def test_an_edge_asked_for_lists_the_inputs_that_took_it_through_the_view_
     assert replies[1] == {"type": "inputs", "edge": "odd\u2192even", "ids": [], "count": 0}
     assert replies[2] == {"type": "error", "message": "the batch view sent 'inputs' without 'edge' (a string)"}
     assert replies[3] == {
-        "type": "error", "message": "the batch view sent an unknown message type 'pan'; expected one of: hello, inputs, stop",
+        "type": "error",
+        "message": "the batch view sent an unknown message type 'pan'; expected one of: hello, inputs, stop",
     }
 
 
@@ -137,7 +154,9 @@ async def test_stop_in_the_view_starts_no_more_runs_and_ends_those_under_way_res
     assert not any(row.outcome == "done" for row in rows) and not view.stoppable
     for event in gate.values():
         event.set()
-    again = await within(Batch(routed(gate=gate), inputs, checkpointer=store, batch="b", progress=False, table="rows").run())
+    again = await within(
+        Batch(routed(gate=gate), inputs, checkpointer=store, batch="b", progress=False, table="rows").run()
+    )
     assert [row.outcome for row in again] == ["done"] * 6  # the same batch again goes on
     with pytest.raises(ValueError, match="follows no batch it can stop"):
         BatchView(routed()).handle({"type": "stop"})
@@ -154,12 +173,27 @@ async def test_a_comparison_draws_the_edges_each_version_took_and_lists_the_inpu
     assert compared["edges"]["work\u2192odd"] == {"a": 2, "b": 1}
     assert compared["edges"]["work\u2192even"] == {"a": 2, "b": 3}
     assert compared["edges"][f"{START}\u2192work"] == {"a": 4, "b": 4}
-    assert compared["rows"] == [{
-        "id": "three", "changed": ["path"], "path_a": ["work", "odd"], "path_b": ["work", "even"],
-        "outcome_a": "done", "outcome_b": "done", "cost_a": 0.25, "cost_b": 0.25,
-    }]
+    assert compared["rows"] == [
+        {
+            "id": "three",
+            "changed": ["path"],
+            "path_a": ["work", "odd"],
+            "path_b": ["work", "even"],
+            "outcome_a": "done",
+            "outcome_b": "done",
+            "cost_a": 0.25,
+            "cost_b": 0.25,
+        }
+    ]
     reply = view.handle({"type": "inputs", "edge": "work\u2192odd"})
-    assert reply == {"type": "inputs", "edge": "work\u2192odd", "a": ["one", "three"], "b": ["one"], "count_a": 2, "count_b": 1}
+    assert reply == {
+        "type": "inputs",
+        "edge": "work\u2192odd",
+        "a": ["one", "three"],
+        "b": ["one"],
+        "count_a": 2,
+        "count_b": 1,
+    }
 
 
 def test_a_comparison_without_the_graphs_draws_the_nodes_and_edges_of_the_paths():
@@ -172,8 +206,12 @@ def test_a_comparison_without_the_graphs_draws_the_nodes_and_edges_of_the_paths(
     view = BatchView.for_comparison(table)
     assert sorted(node["id"] for node in view.dag["nodes"]) == sorted([START, "plan", "search", "answer", END])
     assert view.compared["edges"] == {
-        f"{START}\u2192plan": {"a": 2, "b": 2}, "plan\u2192search": {"a": 1, "b": 0}, f"search\u2192{END}": {"a": 1, "b": 0},
-        "plan\u2192answer": {"a": 0, "b": 1}, f"answer\u2192{END}": {"a": 0, "b": 1}, f"plan\u2192{END}": {"a": 1, "b": 0},
+        f"{START}\u2192plan": {"a": 2, "b": 2},
+        "plan\u2192search": {"a": 1, "b": 0},
+        f"search\u2192{END}": {"a": 1, "b": 0},
+        "plan\u2192answer": {"a": 0, "b": 1},
+        f"answer\u2192{END}": {"a": 0, "b": 1},
+        f"plan\u2192{END}": {"a": 1, "b": 0},
     }
     assert [row["id"] for row in view.compared["rows"]] == ["x", "y"]
 

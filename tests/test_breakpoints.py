@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import nbformat
 import pydantic
 import pytest
+from forked import Forker
 from nbclient import NotebookClient
+from turns import wait_until, within
 
 from nbgraph import (
     END,
@@ -31,10 +32,6 @@ from nbgraph import (
     append,
     parse_ndjson,
 )
-
-sys.path.insert(0, str(Path(__file__).parent))
-from forked import Forker  # noqa: E402
-from turns import wait_until, within  # noqa: E402
 
 
 def chain(ran: list[str] | None = None) -> Graph:
@@ -578,38 +575,7 @@ class TestBranchesDurable:
         assert done.state.merged == "x:ok+y:ok"
 
 
-JOBS = '''
-"""Start a run with breakpoints (or in step mode), or resume it with a fresh graph object."""
-from nbgraph import END, START, Graph, Resume, SQLiteCheckpointer
-
-
-def build(breakpoints):
-    g = Graph("chain")
-    for name in "abcd":
-        g.add_node(name, lambda s, name=name: {"path": s.get("path", "") + name})
-    g.add_edge(START, "a")
-    g.add_edge("a", "b")
-    g.add_edge("b", "c")
-    g.add_edge("c", "d")
-    g.add_edge("d", END)
-    if breakpoints is not None:
-        g.breakpoints(**breakpoints)
-    return g
-
-
-def main(job):
-    g = build(job.get("breakpoints"))
-    store = SQLiteCheckpointer(job["db"])
-    if job["command"] == "start":
-        result = g.invoke({}, thread=job["thread"], checkpointer=store, stepping=job.get("stepping", False))
-    else:
-        result = g.invoke(Resume(job["thread"], job.get("answer")), checkpointer=store)
-    return {
-        "outcome": result.outcome,
-        "path": result.state.get("path", ""),
-        "pause": [result.pauses[0].at, result.pauses[0].path] if result.pauses else None,
-    }
-'''
+JOBS = Path(__file__).with_name("programs") / "breakpoint_jobs.py"
 
 
 def test_breakpoints_and_step_mode_persist_with_the_thread_across_processes(tmp_path):

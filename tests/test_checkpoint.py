@@ -9,8 +9,8 @@ import os
 import sqlite3
 import subprocess
 import sys
-import textwrap
 import time
+from pathlib import Path
 from typing import Annotated, Any
 
 import pydantic
@@ -31,6 +31,9 @@ from nbgraph import (
     default_checkpointer,
 )
 from nbgraph.engine import open_run
+
+TRIP_BOOKING = Path(__file__).with_name("programs") / "trip_booking.py"
+"""Starts or resumes a run asking for a city on a SQLite file, one call a process."""
 
 
 class Note(pydantic.BaseModel):
@@ -149,36 +152,14 @@ class TestSQLite:
 
     def test_resume_in_another_process(self, tmp_path):
         db = tmp_path / "runs.db"
-        module = tmp_path / "approval_flow.py"
-        module.write_text(
-            textwrap.dedent(
-                """
-                import sys
-                from nbgraph import END, START, Graph, Resume, SQLiteCheckpointer
-
-                async def ask(state, ctx):
-                    return {"city": await ctx.request_input("Which city?")}
-
-                g = Graph("trip")
-                g.add_node("ask", ask)
-                g.add_node("book", lambda s: {"booked": f"hotel in {s.city}"})
-                g.add_edge(START, "ask")
-                g.add_edge("ask", "book")
-                g.add_edge("book", END)
-                store = SQLiteCheckpointer(sys.argv[1])
-
-                if sys.argv[2] == "start":
-                    result = g.invoke({}, checkpointer=store)
-                else:
-                    result = g.invoke(Resume(sys.argv[3], sys.argv[4]), checkpointer=store)
-                print(result.outcome, result.thread, result.state.get("booked", "-"))
-                """
-            )
-        )
 
         def run(*args: str) -> list[str]:
             done = subprocess.run(
-                [sys.executable, str(module), str(db), *args], capture_output=True, text=True, timeout=60, check=True
+                [sys.executable, str(TRIP_BOOKING), str(db), *args],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
             )
             return done.stdout.split(maxsplit=2)
 

@@ -3,71 +3,60 @@
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
-from redis_server import free_port, redis_server
+from graphs import trip_graph
+from redis_server import free_port
 
-from nbgraph import END, START, CheckpointError, Graph, LeaseLost, RedisCheckpointer, Resume, ThreadBusy
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
-    with redis_server(str(tmp_path_factory.mktemp("redis"))) as url:
-        yield url
+from nbgraph import CheckpointError, LeaseLost, RedisCheckpointer, Resume, ThreadBusy
 
 
 @pytest.fixture
-def store(redis_url):
-    checkpointer = RedisCheckpointer(redis_url, prefix="test")
+def prefix() -> str:
+    """The test's own key prefix on the session's shared server."""
+    return f"test-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def store(redis_url, prefix):
+    checkpointer = RedisCheckpointer(redis_url, prefix=prefix)
     yield checkpointer
     checkpointer.close()
 
 
-def ask_graph() -> Graph:
-    async def ask(state, ctx):
-        return {"city": await ctx.request_input("Which city?")}
-
-    g = Graph("trip")
-    g.add_node("ask", ask)
-    g.add_node("book", lambda s: {"booked": f"hotel in {s.city}"})
-    g.add_edge(START, "ask")
-    g.add_edge("ask", "book")
-    g.add_edge("book", END)
-    return g
-
-
-def test_interrupt_and_resume_through_redis(store, redis_url):
-    paused = ask_graph().invoke({"who": "ada"}, checkpointer=store)
+def test_interrupt_and_resume_through_redis(store, redis_url, prefix):
+    paused = trip_graph().invoke({"who": "ada"}, checkpointer=store)
     assert paused.outcome == "interrupted"
     # Another worker with its own connection picks the thread up.
-    other = RedisCheckpointer(redis_url, prefix="test")
-    done = ask_graph().invoke(Resume(paused.thread, "Porto"), checkpointer=other)
+    other = RedisCheckpointer(redis_url, prefix=prefix)
+    done = trip_graph().invoke(Resume(paused.thread, "Porto"), checkpointer=other)
     assert done.outcome == "done" and done.state["booked"] == "hotel in Porto"
     assert [s.step for s in other.history(paused.thread)] == [1, 2]
     assert other.get(paused.thread).status == "done"
     assert other.get(paused.thread, 1).state == {"who": "ada", "city": "Porto"}
     # One row per step, keyed under the thread's hash tag; the state itself only in snapshots.
-    steps = store._redis.hgetall(f"test:{{{paused.thread}}}:steps")
+    steps = store._redis.hgetall(f"{prefix}:{{{paused.thread}}}:steps")
     assert sorted(int(k) for k in steps) == [0, 1, 2]
     assert all("state" not in json.loads(v) for v in steps.values())
     other.close()
 
 
-def test_data_is_kept_unless_a_ttl_is_asked_for(store, redis_url):
-    kept = ask_graph().invoke({}, checkpointer=store)
-    assert store._redis.ttl(f"test:{{{kept.thread}}}:steps") == -1  # a paused thread never expires silently
-    expiring = RedisCheckpointer(redis_url, prefix="test", ttl=600)
-    paused = ask_graph().invoke({}, checkpointer=expiring)
-    assert 0 < expiring._redis.ttl(f"test:{{{paused.thread}}}:steps") <= 600
+def test_data_is_kept_unless_a_ttl_is_asked_for(store, redis_url, prefix):
+    kept = trip_graph().invoke({}, checkpointer=store)
+    assert store._redis.ttl(f"{prefix}:{{{kept.thread}}}:steps") == -1  # a paused thread never expires silently
+    expiring = RedisCheckpointer(redis_url, prefix=prefix, ttl=600)
+    paused = trip_graph().invoke({}, checkpointer=expiring)
+    assert 0 < expiring._redis.ttl(f"{prefix}:{{{paused.thread}}}:steps") <= 600
     expiring.close()
 
 
-def test_a_lease_is_redis_pys_lock_and_says_who_holds_it(store, redis_url):
-    other = RedisCheckpointer(redis_url, prefix="test")
+def test_a_lease_is_redis_pys_lock_and_says_who_holds_it(store, redis_url, prefix):
+    other = RedisCheckpointer(redis_url, prefix=prefix)
     lease = store.acquire("t", "run-a")
-    held = json.loads(store._redis.get("test:{t}:lock"))  # the lock's value is the lease: who, since when
+    held = json.loads(store._redis.get(f"{prefix}:{{t}}:lock"))  # the lock's value is the lease: who, since when
     assert (held["token"], held["run"], held["pid"]) == (lease.token, "run-a", lease.pid)
-    assert 0 < store._redis.pttl("test:{t}:lock") <= store.lease_ttl * 1000
+    assert 0 < store._redis.pttl(f"{prefix}:{{t}}:lock") <= store.lease_ttl * 1000
     with pytest.raises(
         ThreadBusy,
         match=r"thread 't' is being run by run 'run-a' in process \d+ on host .*Redis store redis://127.0.0.1:\d+/0",
@@ -77,22 +66,22 @@ def test_a_lease_is_redis_pys_lock_and_says_who_holds_it(store, redis_url):
     renewed = store.renew(lease)
     assert renewed is not None and renewed.token == lease.token
     store.release(lease)
-    assert store._redis.exists("test:{t}:lock") == 0
+    assert store._redis.exists(f"{prefix}:{{t}}:lock") == 0
     other.release(other.acquire("t"))
     other.close()
 
 
-def test_release_never_frees_another_owners_lease(store):
+def test_release_never_frees_another_owners_lease(store, prefix):
     lease = store.acquire("u")
     # Our lease lapsed and somebody else took it: leaving must not delete theirs.
-    store._redis.set("test:{u}:lock", "someone-else")
+    store._redis.set(f"{prefix}:{{u}}:lock", "someone-else")
     assert store.renew(lease) is None
     store.release(lease)
-    assert store._redis.get("test:{u}:lock") == b"someone-else"
+    assert store._redis.get(f"{prefix}:{{u}}:lock") == b"someone-else"
 
 
 def test_a_write_without_the_lease_is_refused(store):
-    g = ask_graph()
+    g = trip_graph()
     paused = g.invoke({}, checkpointer=store)
     run_lease = store.acquire(paused.thread, "mine")
     store.unlock(paused.thread)  # someone takes the thread over

@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from redis_server import redis_server
 
 from nbgraph import RedisCheckpointer, Resume, SQLiteCheckpointer, ThreadBusy
 
@@ -41,95 +40,9 @@ MESSAGES = 50
 TIMEOUT = 30.0
 """Seconds any single wait on a child may take before the test fails (a hung child, not a slow one)."""
 
-GRAPH = '''
-"""The conversation the tests run: one node appends one message a step, 50 in all."""
-from typing import Annotated
-
-import pydantic
-
-from nbgraph import END, START, Graph, append
-
-MESSAGES = 50
-
-
-class Message(pydantic.BaseModel):
-    id: str
-    role: str
-    text: str
-
-
-class Chat(pydantic.BaseModel):
-    messages: Annotated[list[Message], append] = []
-    turns: int = 0
-
-
-def build(hook=None):
-    """The graph; ``hook(step, count)`` is called inside the node before it returns."""
-
-    def talk(state, ctx):
-        count = len(state.messages)
-        if hook is not None:
-            hook(ctx.step, count)
-        text = f"message {count} at step {ctx.step}, visit {ctx.visit}: " + "lorem ipsum " * (10 + count % 17)
-        message = Message(id=f"m{count:03d}", role="user" if count % 2 == 0 else "assistant", text=text)
-        return {"messages": [message], "turns": state.turns + 1}
-
-    g = Graph("chat", state=Chat, max_steps=10 * MESSAGES, max_same_node=10 * MESSAGES)
-    g.add_node("talk", talk)
-    g.add_edge(START, "talk")
-    g.add_edge("talk", "talk", when=lambda s: len(s.messages) < MESSAGES, label="more")
-    g.add_edge("talk", END)
-    return g
-'''
-
-CHILD = '''
-"""Start the conversation on a thread, or resume it, or say it is finished."""
-import json
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import chat_graph
-from nbgraph import RedisCheckpointer, Resume, SQLiteCheckpointer, ThreadBusy
-
-kind, where, prefix, lease_ttl, thread, paced, handshake = sys.argv[1:8]
-if kind == "sqlite":
-    store = SQLiteCheckpointer(where, lease_ttl=float(lease_ttl))
-else:
-    store = RedisCheckpointer(where, prefix=prefix, lease_ttl=float(lease_ttl))
-
-
-def say(*words):
-    print(*words, flush=True)
-
-
-def hook(step, count):
-    say("step", step, count)
-    if paced == "1":
-        sys.stdin.readline()  # the test says go; once stdin is closed the child runs freely
-
-
-g = chat_graph.build(hook)
-g.compile()
-last = store.get(thread)
-if last is not None and last.status == "done":
-    say("finished")
-    sys.exit(0)
-say("begin", "invoke" if last is None else "resume")
-if handshake == "1":  # everything is ready: the next thing this child does is take the thread
-    say("ready")
-    sys.stdin.readline()
-try:
-    if last is None:
-        result = g.invoke({}, thread=thread, checkpointer=store)
-    else:
-        result = g.invoke(Resume(thread), checkpointer=store)
-except ThreadBusy as exc:
-    say("busy", json.dumps(str(exc)))
-    sys.exit(0)
-say("result", json.dumps({"outcome": result.outcome, "reason": result.reason}))
-'''
+PROGRAMS = Path(__file__).with_name("programs")
+CHILD = PROGRAMS / "chat_child.py"
+"""A child: starts the conversation of ``chat_graph.py`` on a thread, or resumes it."""
 
 
 # -- stores -------------------------------------------------------------------------------
@@ -167,12 +80,6 @@ class Spec:
         return store._redis.pttl(store._key(thread, "lock")) < 0  # -2: the lock key is gone
 
 
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
-    with redis_server(str(tmp_path_factory.mktemp("redis"))) as url:
-        yield url
-
-
 @pytest.fixture(params=["sqlite", "redis"])
 def backend(request, tmp_path):
     """Makes a Spec for a fresh store of the parametrized kind."""
@@ -199,7 +106,7 @@ class Child:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
         command = [
             sys.executable,
-            str(tmp_path / "child.py"),
+            str(CHILD),
             *spec.args(),
             thread,
             str(int(paced)),
@@ -272,8 +179,6 @@ class Child:
 @pytest.fixture
 def spawn(tmp_path):
     """Start children running CHILD; every one still alive at the end is killed."""
-    (tmp_path / "chat_graph.py").write_text(GRAPH)
-    (tmp_path / "child.py").write_text(CHILD)
     children: list[Child] = []
 
     def start(spec: Spec, thread: str, *, paced: bool = True, handshake: bool = False) -> Child:
@@ -292,11 +197,9 @@ def spawn(tmp_path):
 
 
 @pytest.fixture
-def chat(tmp_path):
-    """The conversation graph module, loaded in this process from the same source the children run."""
-    path = tmp_path / "chat_graph_local.py"
-    path.write_text(GRAPH)
-    spec = importlib.util.spec_from_file_location(f"chat_graph_{uuid.uuid4().hex}", path)
+def chat():
+    """The conversation graph module, loaded in this process from the same file the children run."""
+    spec = importlib.util.spec_from_file_location("chat_graph", PROGRAMS / "chat_graph.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -22,6 +22,7 @@ from typing import Annotated, Any
 import pydantic
 import pytest
 from faults import RedisProcess, fill_up, tmpfs
+from graphs import trip_graph
 
 import nbgraph
 from nbgraph import (
@@ -56,21 +57,6 @@ def redis_process(tmp_path):
         yield server
     finally:
         server.kill()
-
-
-def trip_graph(name: str = "trip") -> Graph:
-    """ask (asks for a city) -> book -> END."""
-
-    async def ask(state, ctx):
-        return {"city": await ctx.request_input("Which city?")}
-
-    g = Graph(name)
-    g.add_node("ask", ask)
-    g.add_node("book", lambda s: {"booked": f"hotel in {s.city}"})
-    g.add_edge(START, "ask")
-    g.add_edge("ask", "book")
-    g.add_edge("book", END)
-    return g
 
 
 def rows_of(path: Path | str, thread: str, table: str = "nbgraph_steps") -> list[tuple]:
@@ -179,42 +165,13 @@ def test_a_disk_left_full_to_the_last_byte_still_lets_the_thread_resume_once_roo
 
 # -- 2. a read-only file --------------------------------------------------------------
 
-FLOW = '''
-"""ask (input) -> review (approval) -> END, runnable as a script against a SQLite file."""
-import sys
-from nbgraph import END, START, Graph, Resume, SQLiteCheckpointer
-
-
-def build():
-    async def ask(state, ctx):
-        return {"city": await ctx.request_input("Which city?")}
-
-    g = Graph("trip")
-    g.add_node("ask", ask)
-    g.add_node("review", lambda s: {"plan": "a week in " + s.city}, approval=True)
-    g.add_edge(START, "ask")
-    g.add_edge("ask", "review")
-    g.add_edge("review", END)
-    return g
-
-
-if __name__ == "__main__":
-    store = SQLiteCheckpointer(sys.argv[1])
-    if sys.argv[2] == "start":
-        result = build().invoke({}, thread=sys.argv[3], checkpointer=store)
-    else:
-        result = build().invoke(Resume(sys.argv[3], sys.argv[4]), checkpointer=store)
-    pause = result.pauses[0] if result.pauses else None
-    print(result.outcome, pause.kind if pause else "-", pause.id if pause else "-")
-'''
+FLOW = Path(__file__).with_name("programs") / "trip_review.py"
 
 
 @pytest.fixture
-def flow(tmp_path):
-    """The FLOW module: ``flow.build()`` in this process, ``flow.run(db, *args)`` in another one."""
-    module = tmp_path / "flow_script.py"
-    module.write_text(FLOW)
-    spec = importlib.util.spec_from_file_location("flow_script", module)
+def flow():
+    """The FLOW program: ``flow.build()`` in this process, ``flow.run(db, *args)`` in another one."""
+    spec = importlib.util.spec_from_file_location("trip_review", FLOW)
     assert spec is not None and spec.loader is not None
     loaded = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(loaded)
@@ -225,7 +182,7 @@ def flow(tmp_path):
         @staticmethod
         def run(db: Path, *args: str) -> list[str]:
             done = subprocess.run(
-                [sys.executable, str(module), str(db), *args],
+                [sys.executable, str(FLOW), str(db), *args],
                 capture_output=True,
                 text=True,
                 timeout=60,

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +25,9 @@ from nbgraph import (
     RunFailed,
     parse_ndjson,
 )
+
+CTRL_C = Path(__file__).with_name("programs") / "ctrl_c.py"
+"""A run that a real SIGINT cancels, in a process of its own."""
 
 
 def counter_graph(**kwargs) -> Graph:
@@ -357,33 +363,7 @@ class TestFailures:
     def test_ctrl_c_during_a_sync_run_of_async_nodes_cancels_it(self):
         # A real SIGINT while invoke() waits for nbgraph's loop thread; in a child
         # process, so a stray KeyboardInterrupt can never end this test session.
-        script = """
-import asyncio, os, signal, threading
-from nbgraph import END, START, Graph, MemoryCheckpointer
-
-# As in a terminal or a kernel: a process started in the background inherits SIGINT ignored.
-signal.signal(signal.SIGINT, signal.default_int_handler)
-started = threading.Event()
-
-async def hang(state):
-    started.set()
-    await asyncio.Event().wait()
-
-g = Graph("hang")
-g.add_node("a", lambda s: {"x": 1})
-g.add_node("hang", hang)
-g.add_edge(START, "a")
-g.add_edge("a", "hang")
-g.add_edge("hang", END)
-threading.Thread(target=lambda: started.wait() and os.kill(os.getpid(), signal.SIGINT), daemon=True).start()
-store = MemoryCheckpointer()
-result = g.invoke({}, checkpointer=store)
-print(result.outcome, "|", result.reason, "|", store.get(result.thread).next, result.state)
-"""
-        import subprocess
-        import sys
-
-        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+        out = subprocess.run([sys.executable, str(CTRL_C)], capture_output=True, text=True, timeout=60)
         assert out.stdout.strip() == "aborted | cancelled during node 'hang' at step 2 | hang {'x': 1}", out.stderr
 
     def test_keyboard_interrupt_aborts_and_keeps_the_state(self):

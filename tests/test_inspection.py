@@ -7,6 +7,7 @@ from typing import Annotated
 
 import pydantic
 import pytest
+from openai_server import Reply as ServerReply
 
 from nbgraph import (
     END,
@@ -356,19 +357,15 @@ class TestLLMSteps:
         assert [m["content"] for m in seen.input["messages"]] == ["Weather in Oslo?"]
         assert seen.change.appended["messages"][0]["tool_calls"][0]["name"] == "lookup"
 
-    async def test_the_api_key_appears_nowhere_in_an_inspection(self):
-        from openai_server import OpenAIServer
-        from openai_server import Reply as ServerReply
-
+    async def test_the_api_key_appears_nowhere_in_an_inspection(self, openai_server):
         key = "sk-inspect-SECRET-7e2d41"
-        with OpenAIServer() as server:
-            server.script(ServerReply(text="Hello from the server."))
-            async with OpenAIModel("gpt-4o-mini", base_url=server.base_url, api_key=key, max_retries=0) as model:
-                g = Graph("chat", state=MessagesState, model=model)
-                g.add_node("agent", llm_node("You are terse."))
-                g.add_edge(START, "agent")
-                g.add_edge("agent", END)
-                result = await g.ainvoke({"messages": ["Say hello"]})
+        openai_server.script(ServerReply(text="Hello from the server."))
+        async with OpenAIModel("gpt-4o-mini", base_url=openai_server.base_url, api_key=key, max_retries=0) as model:
+            g = Graph("chat", state=MessagesState, model=model)
+            g.add_node("agent", llm_node("You are terse."))
+            g.add_edge(START, "agent")
+            g.add_edge("agent", END)
+            result = await g.ainvoke({"messages": ["Say hello"]})
         assert result.outcome == "done", result.reason
         seen = result.inspect(1)
         assert seen.llm.messages[0]["content"] == "Hello from the server."

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import logging
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 import pydantic
 import pytest
-from openai_server import OpenAIServer
 from openai_server import Reply as ServerReply
 
 from nbgraph import (
@@ -34,14 +33,8 @@ KEY = "sk-test-SECRET-4f1c9a"
 
 
 @pytest.fixture
-def server() -> Iterator[OpenAIServer]:
-    with OpenAIServer() as started:
-        yield started
-
-
-@pytest.fixture
-async def model(server) -> AsyncIterator[OpenAIModel]:
-    async with OpenAIModel("gpt-4o-mini", base_url=server.base_url, api_key=KEY, max_retries=0) as m:
+async def model(openai_server) -> AsyncIterator[OpenAIModel]:
+    async with OpenAIModel("gpt-4o-mini", base_url=openai_server.base_url, api_key=KEY, max_retries=0) as m:
         yield m
 
 
@@ -66,8 +59,8 @@ def get_weather(city: str, unit: str = "C") -> str:
 
 
 class TestOpenAIModel:
-    async def test_streamed_reply_events_usage_and_node_stamp(self, server, model):
-        server.script(ServerReply(text="Bonjour from the local server.", prompt_tokens=30, completion_tokens=8))
+    async def test_streamed_reply_events_usage_and_node_stamp(self, openai_server, model):
+        openai_server.script(ServerReply(text="Bonjour from the local server.", prompt_tokens=30, completion_tokens=8))
         seen = []
         g = one_node(llm_node("You are terse.", model=model))
         result = await g.ainvoke(ask("Say hello"), on_event=seen.append)
@@ -80,16 +73,16 @@ class TestOpenAIModel:
         step = result.history[0]
         assert step.tokens == 38 and step.turns == 1
         assert step.cost == pytest.approx((30 * 0.15 + 8 * 0.60) / 1e6)
-        sent = server.requests[0]
+        sent = openai_server.requests[0]
         assert sent["model"] == "gpt-4o-mini" and sent["stream"] is True
         assert sent["messages"] == [
             {"role": "system", "content": "You are terse."},
             {"role": "user", "content": "Say hello"},
         ]
-        assert server.headers[0]["authorization"] == f"Bearer {KEY}"
+        assert openai_server.headers[0]["authorization"] == f"Bearer {KEY}"
 
-    async def test_tool_call_streamed_assembled_validated_and_answered(self, server, model):
-        server.script(
+    async def test_tool_call_streamed_assembled_validated_and_answered(self, openai_server, model):
+        openai_server.script(
             ServerReply(tool_calls=[("get_weather", {"city": "Paris"})]),
             ServerReply(text="It is sunny in Paris."),
         )
@@ -97,12 +90,12 @@ class TestOpenAIModel:
         g = one_node(llm_node("Use tools.", model=model, tools=[get_weather]))
         result = await g.ainvoke(ask("Weather in Paris?"), on_event=seen.append)
         assert result.outcome == "done", result.reason
-        tools = server.requests[0]["tools"]
+        tools = openai_server.requests[0]["tools"]
         assert tools[0]["function"]["name"] == "get_weather"
         assert tools[0]["function"]["description"] == "Current weather of a city."
         params = tools[0]["function"]["parameters"]
         assert params["required"] == ["city"] and params["properties"]["unit"]["default"] == "C"
-        tool_reply = server.requests[1]["messages"][-1]
+        tool_reply = openai_server.requests[1]["messages"][-1]
         assert tool_reply["role"] == "tool" and tool_reply["content"] == "Sunny in Paris, 24 C"
         kinds = [e.type for e in seen if e.type in ("tool-call", "tool-result")]
         assert kinds == ["tool-call", "tool-result"]
@@ -110,9 +103,9 @@ class TestOpenAIModel:
         assert roles == ["user", "assistant", "tool", "assistant"]
         assert result.state.messages[2].node == "agent"
 
-    async def test_tool_calls_after_the_last_round_are_not_run(self, server, model):
+    async def test_tool_calls_after_the_last_round_are_not_run(self, openai_server, model):
         # A server that ignores "no tools": the reply's text stands, its calls are left out.
-        server.script(
+        openai_server.script(
             ServerReply(tool_calls=[("get_weather", {"city": "Paris"})]),
             ServerReply(text="Sunny in Paris.", tool_calls=[("get_weather", {"city": "Rome"})]),
         )
@@ -120,7 +113,7 @@ class TestOpenAIModel:
         g = one_node(llm_node("Use tools.", model=model, tools=[get_weather], max_tool_rounds=1))
         result = await g.ainvoke(ask("Weather?"), on_event=seen.append)
         assert result.outcome == "done", result.reason
-        assert "tools" in server.requests[0] and "tools" not in server.requests[1]
+        assert "tools" in openai_server.requests[0] and "tools" not in openai_server.requests[1]
         assert [(m.role, m.content) for m in result.state.messages[2:]] == [
             ("tool", "Sunny in Paris, 24 C"),
             ("assistant", "Sunny in Paris."),
@@ -133,39 +126,39 @@ class TestOpenAIModel:
             "for an answer without tools (its max_tool_rounds=1 were used up)"
         ]
 
-    def test_synchronous_invokes_reuse_the_models_connections(self, server):
-        model = OpenAIModel("m", base_url=server.base_url, api_key=KEY, max_retries=0)
+    def test_synchronous_invokes_reuse_the_models_connections(self, openai_server):
+        model = OpenAIModel("m", base_url=openai_server.base_url, api_key=KEY, max_retries=0)
         g = one_node(llm_node("x", model=model))
         try:
-            server.script(ServerReply(text="one"), ServerReply(text="two"), ServerReply(text="three"))
+            openai_server.script(ServerReply(text="one"), ServerReply(text="two"), ServerReply(text="three"))
             replies = [g.invoke({"messages": ["hi"]}).state.messages[-1].content for _ in range(3)]
             assert replies == ["one", "two", "three"]
         finally:
             model.close()
 
-    async def test_rate_limit_is_retried_by_the_client(self, server):
-        server.script(ServerReply(status=429, text="slow down"), ServerReply(text="fine now"))
-        async with OpenAIModel("m", base_url=server.base_url, api_key=KEY, max_retries=2) as model:
+    async def test_rate_limit_is_retried_by_the_client(self, openai_server):
+        openai_server.script(ServerReply(status=429, text="slow down"), ServerReply(text="fine now"))
+        async with OpenAIModel("m", base_url=openai_server.base_url, api_key=KEY, max_retries=2) as model:
             result = await one_node(llm_node("x", model=model)).ainvoke(ask("hi"))
         assert result.outcome == "done" and result.state.messages[-1].content == "fine now"
-        assert len(server.requests) == 2
+        assert len(openai_server.requests) == 2
 
-    async def test_server_error_fails_the_run_naming_node_and_status(self, server, model):
-        server.script(ServerReply(status=500, text="the model crashed"))
+    async def test_server_error_fails_the_run_naming_node_and_status(self, openai_server, model):
+        openai_server.script(ServerReply(status=500, text="the model crashed"))
         store = MemoryCheckpointer()
         result = await one_node(llm_node("x", model=model)).ainvoke(ask("hi"), checkpointer=store)
         assert result.outcome == "failed"
         assert "node 'agent' failed at step 1" in result.reason
         assert "answered 500: the model crashed" in result.reason
         # Nothing lost: the run resumes once the server is healthy again.
-        server.script(ServerReply(text="recovered"))
+        openai_server.script(ServerReply(text="recovered"))
         again = await one_node(llm_node("x", model=model)).ainvoke(Resume(result.thread), checkpointer=store)
         assert again.outcome == "done" and again.state.messages[-1].content == "recovered"
         assert [m.role for m in again.state.messages] == ["user", "assistant"]
 
-    async def test_slow_server_times_out(self, server):
-        server.script(ServerReply(text="late", delay=3))
-        async with OpenAIModel("m", base_url=server.base_url, api_key=KEY, timeout=0.3, max_retries=0) as model:
+    async def test_slow_server_times_out(self, openai_server):
+        openai_server.script(ServerReply(text="late", delay=3))
+        async with OpenAIModel("m", base_url=openai_server.base_url, api_key=KEY, timeout=0.3, max_retries=0) as model:
             result = await one_node(llm_node("x", model=model)).ainvoke(ask("hi"))
         assert result.outcome == "failed" and "did not answer within 0.3 s" in result.reason
 
@@ -186,10 +179,10 @@ class TestOpenAIModel:
             "model 'gpt-4o' has no API key: pass OpenAIModel(..., api_key=...) or set OPENAI_API_KEY" in result.reason
         )
 
-    async def test_the_key_never_leaks(self, server, model, tmp_path):
+    async def test_the_key_never_leaks(self, openai_server, model, tmp_path):
         from nbgraph import SQLiteCheckpointer
 
-        server.script(ServerReply(text="ok"), ServerReply(status=401, text=f"Incorrect API key provided: {KEY}"))
+        openai_server.script(ServerReply(text="ok"), ServerReply(status=401, text=f"Incorrect API key provided: {KEY}"))
         store = SQLiteCheckpointer(tmp_path / "runs.db")
         g = one_node(llm_node("x", model=model), model=model)
         done = await g.ainvoke(ask("hi"), checkpointer=store)
@@ -248,18 +241,18 @@ class TestScriptedModel:
         announcements = [r for r in caplog.records if "offline demo model" in r.getMessage()]
         assert len(announcements) == 1
 
-    async def test_environment_selects_an_openai_model(self, server, monkeypatch):
+    async def test_environment_selects_an_openai_model(self, openai_server, monkeypatch):
         monkeypatch.setenv("NBGRAPH_MODEL", "env-model")
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", KEY)
         model = resolve_model()
         try:
             assert isinstance(model, OpenAIModel) and model.name == "env-model"
             assert resolve_model() is model  # one client per configuration
-            server.script(ServerReply(text="from env"))
+            openai_server.script(ServerReply(text="from env"))
             result = await one_node(llm_node("x")).ainvoke(ask("hi"))
             assert result.state.messages[-1].content == "from env"
-            assert server.requests[0]["model"] == "env-model"
+            assert openai_server.requests[0]["model"] == "env-model"
         finally:
             await model.aclose()
 
@@ -361,15 +354,15 @@ class TestGuardrails:
         assert result.outcome == "failed"
         assert result.reason == "empty replies: node 'agent' got 4 empty replies from 'scripted' (nudged 3 times)"
 
-    async def test_tool_argument_errors_go_back_to_the_model(self, server, model):
-        server.script(
+    async def test_tool_argument_errors_go_back_to_the_model(self, openai_server, model):
+        openai_server.script(
             ServerReply(tool_calls=[("get_weather", {"town": "Paris"})]),
             ServerReply(tool_calls=[("get_weather", {"city": "Paris"})]),
             ServerReply(text="Sunny."),
         )
         result = await one_node(llm_node("s", model=model, tools=[get_weather])).ainvoke(ask("weather"))
         assert result.outcome == "done", result.reason
-        error = server.requests[1]["messages"][-1]
+        error = openai_server.requests[1]["messages"][-1]
         assert error["role"] == "tool"
         assert (
             "invalid arguments for get_weather: city: Field required; town: Extra inputs are not permitted"
@@ -377,9 +370,9 @@ class TestGuardrails:
         )
         assert result.state.messages[2].is_error and not result.state.messages[4].is_error
 
-    async def test_unknown_tool_and_non_object_arguments_are_reported(self, server, model):
+    async def test_unknown_tool_and_non_object_arguments_are_reported(self, openai_server, model):
         # Through the real client: "[1]" is valid JSON but not an object of arguments.
-        server.script(ServerReply(tool_calls=[("nope", {}), ("get_weather", [1])]), ServerReply(text="ok"))
+        openai_server.script(ServerReply(tool_calls=[("nope", {}), ("get_weather", [1])]), ServerReply(text="ok"))
         ran = []
 
         def get_weather(city: str = "nowhere") -> str:
@@ -408,7 +401,7 @@ class TestGuardrails:
             (m.name, True, m.content) for m in errors
         ]
         # The model is told both, with the ids of its calls.
-        sent = server.requests[1]["messages"]
+        sent = openai_server.requests[1]["messages"]
         assert [(m["role"], m["tool_call_id"], m["content"]) for m in sent[-2:]] == [
             ("tool", calls[0].id, errors[0].content),
             ("tool", calls[1].id, errors[1].content),
@@ -542,15 +535,15 @@ class TestBudgets:
             (Budget(cost=0.0001), "budget exceeded: cost 0.0001 >= 0.0001"),
         ],
     )
-    async def test_real_usage_counts_against_each_dimension(self, server, budget, reason):
-        server.script(
+    async def test_real_usage_counts_against_each_dimension(self, openai_server, budget, reason):
+        openai_server.script(
             *[
                 ServerReply(tool_calls=[("get_weather", {"city": str(i)})], prompt_tokens=50, completion_tokens=10)
                 for i in range(5)
             ]
         )
         async with OpenAIModel(
-            "priced", base_url=server.base_url, api_key=KEY, max_retries=0, prices=(1.0, 1.0)
+            "priced", base_url=openai_server.base_url, api_key=KEY, max_retries=0, prices=(1.0, 1.0)
         ) as model:
             # 60 tokens at $1 per million tokens each way: $0.00006 a call.
             result = await one_node(llm_node("s", model=model, tools=[get_weather], max_tool_rounds=9)).ainvoke(
@@ -558,9 +551,9 @@ class TestBudgets:
             )
         assert result.outcome == "aborted" and result.reason == reason
 
-    async def test_seconds_count_the_time_spent_on_the_model(self, server):
-        server.script(ServerReply(text="warm"), ServerReply(text="slow", delay=0.3), ServerReply(text="never"))
-        async with OpenAIModel("m", base_url=server.base_url, api_key=KEY, max_retries=0) as model:
+    async def test_seconds_count_the_time_spent_on_the_model(self, openai_server):
+        openai_server.script(ServerReply(text="warm"), ServerReply(text="slow", delay=0.3), ServerReply(text="never"))
+        async with OpenAIModel("m", base_url=openai_server.base_url, api_key=KEY, max_retries=0) as model:
             # The first call on a loop builds the HTTP client (TLS context and all): not what is measured here.
             await one_node(llm_node("s", model=model)).ainvoke(ask("warm up"))
             g = Graph("two", state=MessagesState)
@@ -573,7 +566,7 @@ class TestBudgets:
         # The budget runs out while the model is answering: the call is cancelled there.
         assert result.outcome == "aborted"
         assert result.reason == "budget exceeded: seconds 0.2 used up during node 'a' at step 1"
-        assert result.path == [] and len(server.requests) == 2
+        assert result.path == [] and len(openai_server.requests) == 2
 
 
 class Verdict(pydantic.BaseModel):
@@ -592,16 +585,16 @@ class TestStructuredOutput:
         assert (result.state.label, result.state.score) == ("good", 7)
         assert '"score"' in model.calls[0].messages[0].content  # the schema is in the prompt
 
-    async def test_one_repair_request_then_success(self, server, model):
-        server.script(
+    async def test_one_repair_request_then_success(self, openai_server, model):
+        openai_server.script(
             ServerReply(text='{"label": "good", "score": 70}'), ServerReply(text='{"label": "good", "score": 7}')
         )
         result = await one_node(llm_node("Judge.", model=model, output=Verdict), state=dict).ainvoke(
             {"messages": ["x"]}
         )
         assert result.outcome == "done" and result.state["score"] == 7
-        assert [m["role"] for m in server.requests[1]["messages"]] == ["system", "user", "assistant", "user"]
-        repair = server.requests[1]["messages"][-1]
+        assert [m["role"] for m in openai_server.requests[1]["messages"]] == ["system", "user", "assistant", "user"]
+        repair = openai_server.requests[1]["messages"][-1]
         assert (
             repair["role"] == "user"
             and "not valid JSON for Verdict: score: Input should be less than or equal to 10" in repair["content"]

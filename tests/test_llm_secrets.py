@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import traceback
-from collections.abc import Iterator
 from pathlib import Path
 
 import openai
@@ -29,12 +28,6 @@ TAIL = KEY[-4:]
 """What a masked echo ("sk-proj-****QxZw") shows of the key."""
 MIDDLE = KEY[8:20]
 SECRETS = (KEY, TAIL, MIDDLE)
-
-
-@pytest.fixture
-def server() -> Iterator[OpenAIServer]:
-    with OpenAIServer() as started:
-        yield started
 
 
 def one_node(model: OpenAIModel, **node_options: object) -> Graph:
@@ -133,37 +126,38 @@ ERRORS = [
 
 
 @pytest.mark.parametrize(("reply", "told"), ERRORS)
-async def test_an_error_quoting_the_key_leaves_it_nowhere(server, tmp_path, caplog, reply, told):
+async def test_an_error_quoting_the_key_leaves_it_nowhere(openai_server, tmp_path, caplog, reply, told):
     caplog.set_level(logging.DEBUG)
-    server.script(reply)
+    openai_server.script(reply)
 
-    result, events = await run(server, tmp_path)
+    result, events = await run(openai_server, tmp_path)
 
     assert result.outcome == "failed"
     assert (
-        f"node 'agent' failed at step 1: ModelError: model 'gpt-4o-mini' at {server.base_url} {told}" == result.reason
+        f"node 'agent' failed at step 1: ModelError: model 'gpt-4o-mini' at {openai_server.base_url} {told}"
+        == result.reason
     )
     assert [e.error for e in events if e.type == "error"] == [result.reason]
     assert_no_secret(kept_texts(tmp_path, result, events, caplog))
 
 
 @pytest.mark.parametrize(("reply", "told"), ERRORS)
-async def test_the_failed_runs_error_holds_no_openai_exception(server, tmp_path, reply, told):
-    server.script(reply)
+async def test_the_failed_runs_error_holds_no_openai_exception(openai_server, tmp_path, reply, told):
+    openai_server.script(reply)
 
-    result, _ = await run(server, tmp_path)
+    result, _ = await run(openai_server, tmp_path)
 
     assert isinstance(result.error, RuntimeError) and told in str(result.error)
     assert (result.error.__cause__, result.error.__context__) == (None, None)
     assert openai_errors_reachable_from(result.error) == []
 
 
-async def test_the_server_really_quotes_the_key_it_was_sent(server):
-    server.script(
+async def test_the_server_really_quotes_the_key_it_was_sent(openai_server):
+    openai_server.script(
         ServerReply(status=403, text="key {key} may not use this model"),
         ServerReply(status=400, text="got {masked_key}"),
     )
-    async with openai.AsyncOpenAI(base_url=server.base_url, api_key=KEY, max_retries=0) as client:
+    async with openai.AsyncOpenAI(base_url=openai_server.base_url, api_key=KEY, max_retries=0) as client:
         messages = [{"role": "user", "content": "hi"}]
         with pytest.raises(openai.PermissionDeniedError) as whole:
             await client.chat.completions.create(model="m", messages=messages)
@@ -174,7 +168,7 @@ async def test_the_server_really_quotes_the_key_it_was_sent(server):
     assert masked.value.body["message"] == f"got sk-proj-{'*' * (len(KEY) - 12)}{TAIL}"
 
 
-async def test_a_reply_repeating_the_key_is_kept_and_streamed_without_it(server, tmp_path, caplog):
+async def test_a_reply_repeating_the_key_is_kept_and_streamed_without_it(openai_server, tmp_path, caplog):
     caplog.set_level(logging.DEBUG)
     seen_by_tool: list[str] = []
 
@@ -184,12 +178,12 @@ async def test_a_reply_repeating_the_key_is_kept_and_streamed_without_it(server,
         return "noted"
 
     # chunk_chars=5 splits the key across pieces: no single piece holds it.
-    server.script(
+    openai_server.script(
         ServerReply(tool_calls=[("remember", {"note": f"the key is {KEY}"})]),
         ServerReply(text=f"Your key is {KEY}; keys look like sk-proj-... and go in a Bearer header.", chunk_chars=5),
     )
 
-    result, events = await run(server, tmp_path, tools=[remember])
+    result, events = await run(openai_server, tmp_path, tools=[remember])
 
     assert result.outcome == "done", result.reason
     shown = "Your key is [redacted]; keys look like sk-proj-... and go in a Bearer header."
@@ -201,11 +195,11 @@ async def test_a_reply_repeating_the_key_is_kept_and_streamed_without_it(server,
     assert_no_secret(kept_texts(tmp_path, result, events, caplog))
 
 
-async def test_streamed_text_that_only_begins_like_the_key_is_passed_on_whole(server, tmp_path):
+async def test_streamed_text_that_only_begins_like_the_key_is_passed_on_whole(openai_server, tmp_path):
     almost = KEY[:-1] + "!"
-    server.script(ServerReply(text=f"{almost} and {KEY[:10]}", chunk_chars=3))
+    openai_server.script(ServerReply(text=f"{almost} and {KEY[:10]}", chunk_chars=3))
 
-    result, events = await run(server, tmp_path)
+    result, events = await run(openai_server, tmp_path)
 
     assert result.outcome == "done", result.reason
     assert "".join(e.text for e in events if e.type == "text-delta") == f"{almost} and {KEY[:10]}"

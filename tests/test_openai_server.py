@@ -1,6 +1,6 @@
 """The scripted OpenAI server, driven over real HTTP by the real `openai.AsyncOpenAI` client.
 
-The `server` and `client` fixtures are the pattern other tests can copy.
+The `openai_server` fixture (tests/conftest.py) and the `client` fixture are the pattern other tests can copy.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import openai
@@ -32,16 +32,9 @@ WEATHER_TOOL = {
 
 
 @pytest.fixture
-def server() -> Iterator[OpenAIServer]:
-    """A started server per test; closing it joins its threads, so nothing leaks into the next test."""
-    with OpenAIServer() as started:
-        yield started
-
-
-@pytest.fixture
-async def client(server: OpenAIServer) -> AsyncIterator[openai.AsyncOpenAI]:
+async def client(openai_server: OpenAIServer) -> AsyncIterator[openai.AsyncOpenAI]:
     """No retries by default, so a scripted error surfaces at once; tests opt in with `with_options`."""
-    async with openai.AsyncOpenAI(base_url=server.base_url, api_key="sk-test", max_retries=0) as client:
+    async with openai.AsyncOpenAI(base_url=openai_server.base_url, api_key="sk-test", max_retries=0) as client:
         yield client
 
 
@@ -54,8 +47,8 @@ def content_deltas(chunks: list[ChatCompletionChunk]) -> list[str]:
     return [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
 
 
-async def test_streamed_text_arrives_in_several_deltas(server, client):
-    server.script(Reply(text="Sunny, 24 degrees."))
+async def test_streamed_text_arrives_in_several_deltas(openai_server, client):
+    openai_server.script(Reply(text="Sunny, 24 degrees."))
 
     chunks = await stream_chunks(client)
 
@@ -66,8 +59,8 @@ async def test_streamed_text_arrives_in_several_deltas(server, client):
     assert all(c.usage is None for c in chunks)  # usage is only streamed when asked for
 
 
-async def test_streamed_tool_calls_are_assembled_by_the_sdk(server, client):
-    server.script(Reply(tool_calls=[("get_weather", {"city": "Paris"}), ("get_time", {"tz": "Europe/Paris"})]))
+async def test_streamed_tool_calls_are_assembled_by_the_sdk(openai_server, client):
+    openai_server.script(Reply(tool_calls=[("get_weather", {"city": "Paris"}), ("get_time", {"tz": "Europe/Paris"})]))
 
     async with client.chat.completions.stream(model="gpt-test", messages=MESSAGES, tools=[WEATHER_TOOL]) as stream:
         argument_deltas = [e.index async for e in stream if e.type == "tool_calls.function.arguments.delta"]
@@ -83,8 +76,8 @@ async def test_streamed_tool_calls_are_assembled_by_the_sdk(server, client):
     ]
 
 
-async def test_usage_is_streamed_last_when_asked_for(server, client):
-    server.script(Reply(text="abcdefghij"))  # three pieces of 4 chars
+async def test_usage_is_streamed_last_when_asked_for(openai_server, client):
+    openai_server.script(Reply(text="abcdefghij"))  # three pieces of 4 chars
 
     chunks = await stream_chunks(client, stream_options={"include_usage": True})
 
@@ -96,8 +89,10 @@ async def test_usage_is_streamed_last_when_asked_for(server, client):
     assert all(c.usage is None for c in chunks[:-1])
 
 
-async def test_non_streamed_completion_with_tool_calls(server, client):
-    server.script(Reply(tool_calls=[("get_weather", {"city": "Paris"})], prompt_tokens=1000, completion_tokens=7))
+async def test_non_streamed_completion_with_tool_calls(openai_server, client):
+    openai_server.script(
+        Reply(tool_calls=[("get_weather", {"city": "Paris"})], prompt_tokens=1000, completion_tokens=7)
+    )
 
     completion = await client.chat.completions.create(model="gpt-test", messages=MESSAGES, tools=[WEATHER_TOOL])
 
@@ -114,8 +109,8 @@ async def test_non_streamed_completion_with_tool_calls(server, client):
     assert completion.usage.total_tokens == 1007
 
 
-async def test_script_is_consumed_in_order_then_the_default_answers(server, client):
-    server.script(Reply(text="first"), Reply(text="second"))
+async def test_script_is_consumed_in_order_then_the_default_answers(openai_server, client):
+    openai_server.script(Reply(text="first"), Reply(text="second"))
 
     answers = []
     for _ in range(3):
@@ -135,18 +130,18 @@ async def test_callable_default_sees_the_request():
     assert completion.choices[0].message.content == "WHAT IS THE WEATHER IN PARIS?"
 
 
-async def test_rate_limit_is_retried_by_the_client(server, client):
-    server.script(Reply(status=429, text="slow down"), Reply(text="after the retry"))
+async def test_rate_limit_is_retried_by_the_client(openai_server, client):
+    openai_server.script(Reply(status=429, text="slow down"), Reply(text="after the retry"))
 
     completion = await client.with_options(max_retries=2).chat.completions.create(model="gpt-test", messages=MESSAGES)
 
     assert completion.choices[0].message.content == "after the retry"
-    assert len(server.requests) == 2
-    assert [h["x-stainless-retry-count"] for h in server.headers] == ["0", "1"]
+    assert len(openai_server.requests) == 2
+    assert [h["x-stainless-retry-count"] for h in openai_server.headers] == ["0", "1"]
 
 
-async def test_rate_limit_without_retries_raises_with_the_error_body(server, client):
-    server.script(Reply(status=429, text="slow down"))
+async def test_rate_limit_without_retries_raises_with_the_error_body(openai_server, client):
+    openai_server.script(Reply(status=429, text="slow down"))
 
     with pytest.raises(openai.RateLimitError) as caught:
         await client.chat.completions.create(model="gpt-test", messages=MESSAGES)
@@ -157,43 +152,43 @@ async def test_rate_limit_without_retries_raises_with_the_error_body(server, cli
     assert error.body == {"message": "slow down", "type": "requests", "param": None, "code": "rate_limit_exceeded"}
 
 
-async def test_server_error_without_retries_raises(server, client):
-    server.script(Reply(status=500, text="kaboom"))
+async def test_server_error_without_retries_raises(openai_server, client):
+    openai_server.script(Reply(status=500, text="kaboom"))
 
     with pytest.raises(openai.InternalServerError) as caught:
         await client.chat.completions.create(model="gpt-test", messages=MESSAGES)
 
     assert (caught.value.status_code, caught.value.type) == (500, "server_error")
     assert "kaboom" in caught.value.message
-    assert len(server.requests) == 1
+    assert len(openai_server.requests) == 1
 
 
-async def test_slow_reply_makes_the_client_time_out(server, client):
-    server.script(Reply(text="too late", delay=2))
+async def test_slow_reply_makes_the_client_time_out(openai_server, client):
+    openai_server.script(Reply(text="too late", delay=2))
 
     with pytest.raises(openai.APITimeoutError):
         await client.with_options(timeout=0.3, max_retries=0).chat.completions.create(
             model="gpt-test", messages=MESSAGES
         )
 
-    assert len(server.requests) == 1  # it got there; the answer did not come back in time
+    assert len(openai_server.requests) == 1  # it got there; the answer did not come back in time
 
 
-async def test_request_body_and_headers_are_recorded(server, client):
+async def test_request_body_and_headers_are_recorded(openai_server, client):
     await client.chat.completions.create(
         model="gpt-test", messages=MESSAGES, tools=[WEATHER_TOOL], tool_choice="auto", temperature=0.2
     )
 
-    assert server.requests == [
+    assert openai_server.requests == [
         {"model": "gpt-test", "messages": MESSAGES, "tools": [WEATHER_TOOL], "tool_choice": "auto", "temperature": 0.2}
     ]
-    [headers] = server.headers
+    [headers] = openai_server.headers
     assert headers["authorization"] == "Bearer sk-test"
     assert headers["content-type"] == "application/json"
 
 
-async def test_request_without_messages_is_rejected_and_consumes_no_reply(server, client):
-    server.script(Reply(text="kept"))
+async def test_request_without_messages_is_rejected_and_consumes_no_reply(openai_server, client):
+    openai_server.script(Reply(text="kept"))
 
     with pytest.raises(openai.BadRequestError) as caught:
         await client.post("/chat/completions", body={"model": "gpt-test"}, cast_to=object)
@@ -204,7 +199,7 @@ async def test_request_without_messages_is_rejected_and_consumes_no_reply(server
     assert completion.choices[0].message.content == "kept"
 
 
-async def test_models_lists_the_models_requested(server, client):
+async def test_models_lists_the_models_requested(openai_server, client):
     before = [model.id async for model in client.models.list()]
     await client.chat.completions.create(model="gpt-test", messages=MESSAGES)
     await client.chat.completions.create(model="gpt-other", messages=MESSAGES)

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Optional
 import annotated_types
 import pydantic
 import pytest
-from typing_extensions import TypedDict
+from graphs import one_node
 
 from nbgraph import (
     END,
@@ -64,14 +64,6 @@ def mapped(state: type[pydantic.BaseModel], work: Any = None, after: Any = None)
         g.add_node("after", after)
         g.add_edge("work", "after")
         g.add_edge("after", END)
-    return g
-
-
-def one_node(fn: Any, state: Any) -> Graph:
-    g = Graph("one", state=state)
-    g.add_node("node", fn)
-    g.add_edge(START, "node")
-    g.add_edge("node", END)
     return g
 
 
@@ -252,16 +244,6 @@ class TestRefused:
         state = _state(results=(annotation, None))
         with pytest.raises(GraphValidationError, match=f"field 'results': the reducer {name} is inside one member"):
             one_node(lambda s: None, state).compile()
-
-    def test_a_typeddict_state_is_refused_with_what_to_use(self):
-        class State(TypedDict):
-            results: Annotated[list[str], operator.add]
-
-        with pytest.raises(
-            GraphValidationError,
-            match="state State is a TypedDict, which nbgraph does not take; make it a pydantic BaseModel",
-        ):
-            one_node(lambda s: None, State).compile()
 
 
 class TestReducerFailures:

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import pydantic
 import pytest
+from graphs import one_node
 
 from nbgraph import END, START, Graph, InvalidUpdate, MemoryCheckpointer, Reducer, Resume, accumulate, append, merge
 
@@ -24,33 +25,25 @@ class State(pydantic.BaseModel):
     label: str = ""
 
 
-def one_node(fn, state=State, **kwargs) -> Graph:
-    g = Graph("one", state=state, **kwargs)
-    g.add_node("node", fn)
-    g.add_edge(START, "node")
-    g.add_edge("node", END)
-    return g
-
-
 class TestReducers:
     def test_overwrite_is_the_default(self):
-        assert one_node(lambda s: {"count": 5}).invoke({"count": 1}).state.count == 5
+        assert one_node(lambda s: {"count": 5}, State).invoke({"count": 1}).state.count == 5
 
     def test_append_keeps_order_and_replaces_same_id(self):
         result = one_node(
-            lambda s: {"messages": [Msg(id="b", text="B"), Msg(id="a", text="A2"), Msg(id="c", text="C")]}
+            lambda s: {"messages": [Msg(id="b", text="B"), Msg(id="a", text="A2"), Msg(id="c", text="C")]}, State
         ).invoke({"messages": [{"id": "a", "text": "A"}]})
         assert [(m.id, m.text) for m in result.state.messages] == [("a", "A2"), ("b", "B"), ("c", "C")]
 
     def test_append_accepts_a_single_item(self):
-        result = one_node(lambda s: {"messages": Msg(id="x", text="X")}).invoke({})
+        result = one_node(lambda s: {"messages": Msg(id="x", text="X")}, State).invoke({})
         assert [m.id for m in result.state.messages] == ["x"]
 
     def test_append_without_ids_appends(self):
         assert append((1, 2), [3]) == (1, 2, 3)
 
     def test_merge_is_shallow_and_update_wins(self):
-        result = one_node(lambda s: {"slots": {"b": "2", "a": "1b"}}).invoke({"slots": {"a": "1"}})
+        result = one_node(lambda s: {"slots": {"b": "2", "a": "1b"}}, State).invoke({"slots": {"a": "1"}})
         assert result.state.slots == {"a": "1b", "b": "2"}
 
     def test_accumulate_numbers_and_dicts(self):
@@ -104,7 +97,7 @@ class TestReadOnly:
         def mutate(state):
             state.count = 99
 
-        result = one_node(mutate).invoke({})
+        result = one_node(mutate, State).invoke({})
         assert result.outcome == "failed"
         assert "frozen" in result.reason.lower()
         assert result.state.count == 0
@@ -113,7 +106,7 @@ class TestReadOnly:
         def mutate(state):
             state.messages.append(Msg(id="sneaky", text="x"))
 
-        result = one_node(mutate).invoke({})
+        result = one_node(mutate, State).invoke({})
         assert result.outcome == "failed"
         assert result.state.messages == []
 
@@ -125,7 +118,7 @@ class TestReadOnly:
             seen["item"] = state["n"]
             state["n"] = 5
 
-        result = one_node(look, state=None).invoke({"n": 1})
+        result = one_node(look).invoke({"n": 1})
         assert seen == {"attr": 1, "item": 1}
         assert result.outcome == "failed"
         assert "state is read-only: return {'n': ...} from the node" in result.reason
@@ -139,14 +132,14 @@ class TestReadOnly:
         def methods(state):
             seen["methods"] = (sorted(state.items()), list(state.keys()), state.get("n"))
 
-        one_node(fields, state=None).invoke({"items": [1, 2], "keys": "k", "values": {"v": 1}, "get": 0})
+        one_node(fields).invoke({"items": [1, 2], "keys": "k", "values": {"v": 1}, "get": 0})
         assert seen["fields"] == ([1, 2], "k", {"v": 1}, 0)
         # Without such fields, they are the mapping's methods as usual.
-        one_node(methods, state=None).invoke({"n": 3})
+        one_node(methods).invoke({"n": 3})
         assert seen["methods"] == ([("n", 3)], ["n"], 3)
 
     def test_dict_state_missing_field_suggests(self):
-        result = one_node(lambda s: {"x": s.cuont}, state=None).invoke({"count": 1})
+        result = one_node(lambda s: {"x": s.cuont}).invoke({"count": 1})
         assert "state has no field 'cuont' (did you mean 'count'?)" in result.reason
 
     def test_update_does_not_change_earlier_states(self):
@@ -164,28 +157,28 @@ class TestReadOnly:
 
 class TestBadUpdates:
     def test_unknown_field_named_with_suggestion(self):
-        result = one_node(lambda s: {"cuont": 1}).invoke({})
+        result = one_node(lambda s: {"cuont": 1}, State).invoke({})
         assert result.outcome == "failed"
         assert isinstance(result.error, InvalidUpdate)
         assert result.error.field == "cuont"
         assert "node 'node' updated unknown state field 'cuont' (did you mean 'count'?)" in result.reason
 
     def test_invalid_value_named(self):
-        result = one_node(lambda s: {"count": "many"}).invoke({})
+        result = one_node(lambda s: {"count": "many"}, State).invoke({})
         assert result.outcome == "failed"
         assert result.error.node == "node" and result.error.field == "count"
         assert "node 'node' set field 'count' to 'many', which is invalid" in result.reason
 
     def test_invalid_append_item(self):
-        result = one_node(lambda s: {"messages": [{"id": "x"}]}).invoke({})
+        result = one_node(lambda s: {"messages": [{"id": "x"}]}, State).invoke({})
         assert "node 'node' set field 'messages' to an invalid item: text: Field required" in result.reason
 
     def test_values_are_coerced_by_the_schema(self):
-        assert one_node(lambda s: {"count": "7"}).invoke({}).state.count == 7
+        assert one_node(lambda s: {"count": "7"}, State).invoke({}).state.count == 7
 
     @pytest.mark.parametrize("value", [42, "text", ["a"], (1, 2)])
     def test_node_returning_a_non_dict(self, value):
-        result = one_node(lambda s: value).invoke({})
+        result = one_node(lambda s: value, State).invoke({})
         assert result.outcome == "failed"
         assert f"node 'node' returned {type(value).__name__}" in result.reason
         assert "must return a dict of state updates, None, Goto" in result.reason
@@ -194,7 +187,7 @@ class TestBadUpdates:
         with pytest.raises(
             InvalidUpdate, match="input does not fit state State: count: Input should be a valid integer"
         ):
-            one_node(lambda s: None).invoke({"count": "lots"})
+            one_node(lambda s: None, State).invoke({"count": "lots"})
 
     def test_failed_update_keeps_previous_state(self):
         g = Graph("keep", state=State)

@@ -209,7 +209,7 @@ def test_sqlite_file_made_immutable(tmp_path, mended):
 
 def in_another_process(command: str, path: Path, thread: str) -> dict | None:
     done = subprocess.run(
-        [sys.executable, str(Path(__file__).with_name("sqlite_thread.py")), command, str(path), thread],
+        [sys.executable, str(Path(__file__).with_name("programs") / "sqlite_thread.py"), command, str(path), thread],
         capture_output=True,
         text=True,
         timeout=60,

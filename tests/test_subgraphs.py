@@ -7,12 +7,12 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import Counter
+from pathlib import Path
 from typing import Annotated
 
 import pydantic
 import pytest
 from forked import Forker
-from redis_server import redis_server
 
 from nbgraph import END, START, Graph, MemoryCheckpointer, RedisCheckpointer, Resume, Send, SQLiteCheckpointer, append
 
@@ -315,71 +315,7 @@ def test_a_failing_sub_graph_keeps_the_parents_checkpoint_and_resumes(tmp_path):
 
 # -- three levels deep, resumed from other processes -----------------------------------------------
 
-JOBS = '''
-"""outer: c -> mid (b -> inner (a -> ask -> after)) -> end; every call leaves a line in a log."""
-from nbgraph import END, START, Graph, RedisCheckpointer, Resume, SQLiteCheckpointer
-
-
-def chain(name, *nodes):
-    g = Graph(name)
-    for node, fn in nodes:
-        g.add_node(node, fn)
-    names = [START, *(node for node, _ in nodes), END]
-    for source, target in zip(names, names[1:]):
-        g.add_edge(source, target)
-    return g
-
-
-def build(log):
-    def note(line):
-        with open(log, "a") as out:
-            out.write(line + "\\n")
-
-    def count(name):
-        def fn(state):
-            note(name)
-            return {"n": state.get("n", 0) + 1}
-        return fn
-
-    async def ask(state, ctx):
-        note("ask")
-        answer = await ctx.request_input("deep?")
-        note("ask answered")
-        return {"answer": answer}
-
-    inner = chain("inner", ("a", count("a")), ("ask", ask), ("after", count("after")))
-    mid = chain("mid", ("b", count("b")), ("inner", inner))
-    return chain("outer", ("c", count("c")), ("mid", mid), ("end", lambda s: note("end") or {"final": s["n"]}))
-
-
-def warm():
-    build("unused").compile()
-
-
-def main(job):
-    if job["kind"] == "sqlite":
-        store = SQLiteCheckpointer(job["where"])
-    else:
-        store = RedisCheckpointer(job["where"], prefix=job["prefix"])
-    g = build(job["log"])
-    entered = []
-    listen = lambda e: e.type == "node-enter" and entered.append([e.path, e.rerun])
-    if job["command"] == "start":
-        result = g.invoke({}, thread=job["thread"], checkpointer=store, on_event=listen)
-    else:
-        result = g.invoke(Resume(job["thread"], job["answers"]), checkpointer=store, on_event=listen)
-    return {
-        "outcome": result.outcome, "reason": result.reason, "state": result.state, "entered": entered,
-        "pauses": [{"id": p.id, "path": p.path} for p in result.pauses],
-        "threads": store.threads(), "history": [[s.step, s.path] for s in store.history(job["thread"])],
-    }
-'''
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
-    with redis_server(str(tmp_path_factory.mktemp("redis"))) as url:
-        yield url
+JOBS = Path(__file__).with_name("programs") / "deep_pause.py"
 
 
 def test_a_pause_three_levels_deep_resumed_in_other_processes(tmp_path, redis_url):

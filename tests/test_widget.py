@@ -157,7 +157,9 @@ class TestNoBrowser:
     async def test_a_wait_that_is_not_a_number_is_refused(self, monkeypatch):
         monkeypatch.setenv("NBGRAPH_HEADLESS_WAIT", "soon")
         run = human_graph().start({}, display=False)
-        with pytest.raises(ValueError, match="NBGRAPH_HEADLESS_WAIT must be a number of seconds .0: wait for ever., not 'soon'"):
+        with pytest.raises(
+            ValueError, match="NBGRAPH_HEADLESS_WAIT must be a number of seconds .0: wait for ever., not 'soon'"
+        ):
             GraphView.for_run(run)
         run.cancel()
         await run
@@ -215,12 +217,18 @@ class TestMessages:
     @pytest.mark.parametrize(
         ("message", "error"),
         [
-            ("not a dict", "the graph view sent a message without a type: \"not a dict\""),
-            ({"type": "explode"}, "unknown message type 'explode'; expected one of: hello, inspect, toggle-breakpoint,"),
+            ("not a dict", 'the graph view sent a message without a type: "not a dict"'),
+            (
+                {"type": "explode"},
+                "unknown message type 'explode'; expected one of: hello, inspect, toggle-breakpoint,",
+            ),
             ({"type": "answer", "value": "x"}, "sent 'answer' without 'pause_id' (a string)"),
             ({"type": "answer", "pause_id": "p"}, "sent 'answer' without 'value' (a value)"),
             ({"type": "answer", "pause_id": 7, "value": "x"}, "sent 'answer' whose 'pause_id' is not a string: 7"),
-            ({"type": "approve", "pause_id": "p", "update": [1]}, "sent 'approve' whose 'update' is not an object: [1]"),
+            (
+                {"type": "approve", "pause_id": "p", "update": [1]},
+                "sent 'approve' whose 'update' is not an object: [1]",
+            ),
             ({"type": "steer"}, "sent 'steer' without 'text' (a string)"),
             ({"type": "fork"}, "sent 'fork' without any of 'step', 'onto'"),
             ({"type": "fork", "step": True}, "sent 'fork' whose 'step' is not a whole number: true"),
@@ -371,7 +379,11 @@ class TestBranches:
         assert result.outcome == "done" and result.state.notes == ["a", "b"]
         assert view.running == [] and view.visits == {"plan": 1, "a": 1, "b": 1, "merge": 1}
         assert view.fired == {
-            "__start__\u2192plan": 1, "plan\u2192a": 1, "plan\u2192b": 1, "a\u2192merge": 1, "b\u2192merge": 1,
+            "__start__\u2192plan": 1,
+            "plan\u2192a": 1,
+            "plan\u2192b": 1,
+            "a\u2192merge": 1,
+            "b\u2192merge": 1,
             "merge\u2192__end__": 1,
         }
         assert view.branches["a"] == counts(total=1, done=1)
@@ -448,7 +460,8 @@ class TestBranches:
         wire = Wire(view)
         update = await wire.update_where(lambda u: len(u.get("pending", ())) == 2)
         assert [(p["path"], p["branch"], p["prompt"]) for p in update["pending"]] == [
-            ("work", "work[0]", "About Kyoto?"), ("work", "work[1]", "About Oslo?"),
+            ("work", "work[0]", "About Kyoto?"),
+            ("work", "work[1]", "About Oslo?"),
         ]
         await wire.update_where(lambda u: u.get("branches", {}).get("work") == counts(total=2, paused=2))
         assert view.running == ["work"]  # two calls of one node: it pulses once
@@ -489,8 +502,10 @@ class TestBranches:
         assert result.state.notes == ["found"]
         assert view.visits == {"research": 1, "research/search": 1, "research/rank": 1}
         assert view.fired == {
-            "__start__\u2192research": 1, "research\u2192__end__": 1,
-            "research/__start__\u2192research/search": 1, "research/search\u2192research/rank": 1,
+            "__start__\u2192research": 1,
+            "research\u2192__end__": 1,
+            "research/__start__\u2192research/search": 1,
+            "research/search\u2192research/rank": 1,
             "research/rank\u2192research/__end__": 1,
         }
 
@@ -499,7 +514,10 @@ class TestBranches:
         watching: list[bool] = []
         observers = []
         g = map_graph(
-            ["a", "b"], ran, lambda s: watching.append(observers[0]._unwatch is not None), checkpointer=MemoryCheckpointer()
+            ["a", "b"],
+            ran,
+            lambda s: watching.append(observers[0]._unwatch is not None),
+            checkpointer=MemoryCheckpointer(),
         )
         first = await g.ainvoke({})
         assert first.outcome == "interrupted" and ran == ["a", "b"]
@@ -536,7 +554,10 @@ class TestStreamedText:
             return f"Sunny in {city}"
 
         model = ScriptedModel(
-            [Reply(text="Checking the weather in Kyoto.", tool_calls=[("weather", {"city": "Kyoto"})]), "Sunny: pack light."],
+            [
+                Reply(text="Checking the weather in Kyoto.", tool_calls=[("weather", {"city": "Kyoto"})]),
+                "Sunny: pack light.",
+            ],
             chunk_chars=4,
         )
         g = Graph("chat", state=MessagesState)
@@ -593,8 +614,14 @@ def unpacked(packed: dict) -> list[dict]:
         return {names[flat[i]]: flat[i + 1] for i in range(0, len(flat), 2)}
 
     return [
-        {"step": step, "path": None if path is None else names[path], "branch": branch, "error": error,
-         "visits": counts(visits), "fired": counts(fired)}
+        {
+            "step": step,
+            "path": None if path is None else names[path],
+            "branch": branch,
+            "error": error,
+            "visits": counts(visits),
+            "fired": counts(fired),
+        }
         for step, path, branch, error, visits, fired in packed["rows"]
     ]
 
@@ -642,7 +669,10 @@ class TestInspectorAndReplay:
         await run
         frames = unpacked(view.frames)
         assert [f["path"] for f in frames] == [None, "count", "odd"]
-        assert frames[1]["visits"] == {"count": 1} and frames[1]["fired"] == {"__start__\u2192count": 1, "count\u2192odd": 1}
+        assert frames[1]["visits"] == {"count": 1} and frames[1]["fired"] == {
+            "__start__\u2192count": 1,
+            "count\u2192odd": 1,
+        }
         assert frames[2]["visits"] == {"odd": 1} and frames[2]["fired"] == {"odd\u2192__end__": 1}  # what changed
         assert len(view.frames["rows"][2]) == 6  # step, path, branch, error, visits, fired: never the state
         assert view.frames["names"].count("odd") == 1  # each name sent once
@@ -701,7 +731,12 @@ class TestInspectorAndReplay:
         sent: list[dict] = []
         view.send = sent.append
         await run
-        assert [line.split()[:2] for line in view.log] == [["1", "pre"], ["1", "inner/a"], ["2", "inner/b"], ["2", "inner"]]
+        assert [line.split()[:2] for line in view.log] == [
+            ["1", "pre"],
+            ["1", "inner/a"],
+            ["2", "inner/b"],
+            ["2", "inner"],
+        ]
         view.handle({"type": "inspect", "step": 1, "where": "pre"})
         assert sent[-1]["path"] == "pre" and sent[-1]["update"] == {"n": 1}
         view.handle({"type": "inspect", "step": 1, "where": "inner/a"})
@@ -715,7 +750,10 @@ class TestInspectorAndReplay:
         g = branch_graph(calls)
         result = g.invoke({"n": 4}, checkpointer=store)
         calls.clear()
-        for view in (GraphView.replay(result.thread, g, checkpointer=store), GraphView.replay((store, result.thread), g)):
+        for view in (
+            GraphView.replay(result.thread, g, checkpointer=store),
+            GraphView.replay((store, result.thread), g),
+        ):
             assert [f["path"] for f in unpacked(view.frames)] == [None, "count", "odd"]
             assert view.status["outcome"] == "done" and view.visits == {"count": 1, "odd": 1}
             sent: list[dict] = []
@@ -752,7 +790,9 @@ class TestProtocol:
             except ValueError:
                 pass  # allowed, but this view has no run for it
         assert _observer.Browser.seen
-        with pytest.raises(MessageError, match="unknown message type 'pan'; expected one of: hello, inspect, toggle-breakpoint, fork"):
+        with pytest.raises(
+            MessageError, match="unknown message type 'pan'; expected one of: hello, inspect, toggle-breakpoint, fork"
+        ):
             view.handle({"type": "pan"})
 
     def test_what_the_kernel_sends_is_checked_too(self):
@@ -765,7 +805,9 @@ class TestProtocol:
     def test_a_view_must_handle_exactly_the_kinds_declared(self):
         from nbgraph.widget import handlers_of
 
-        with pytest.raises(RuntimeError, match=r"the graph view handles \['hello'\], but its protocol declares \['answer', "):
+        with pytest.raises(
+            RuntimeError, match=r"the graph view handles \['hello'\], but its protocol declares \['answer', "
+        ):
             handlers_of("graph", {"hello": print})
         extra = dict.fromkeys([*PROTOCOL["batch"]["to_kernel"], "pan"], print)
         with pytest.raises(RuntimeError, match=r"handles \['hello', 'inputs', 'pan', 'stop'\]"):

@@ -10,12 +10,12 @@ pause's story and never becomes another pause's answer.
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Annotated
 
 import pydantic
 import pytest
 from forked import Forker
-from redis_server import redis_server
 
 from nbgraph import (
     END,
@@ -49,12 +49,6 @@ def asking_graph() -> Graph:
     g.add_edge(START, "fan")
     g.add_edge("ask", END)
     return g
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
-    with redis_server(str(tmp_path_factory.mktemp("redis"))) as url:
-        yield url
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis"])
@@ -166,54 +160,7 @@ async def test_a_live_run_takes_answers_by_id_and_refuses_a_stale_one():
 
 # -- ten processes answering five pauses, two per pause, at once -------------------------
 
-RACE = '''
-"""Start a map of five asking branches, or answer one of its pauses by id, in turn with the others."""
-import fcntl
-from typing import Annotated
-
-import pydantic
-
-from nbgraph import END, START, Graph, RedisCheckpointer, Resume, ResumeError, Send, SQLiteCheckpointer, merge
-
-
-class Asked(pydantic.BaseModel):
-    items: list[str] = []
-    answers: Annotated[dict[str, object], merge] = {}
-
-
-async def ask(item, ctx):
-    return {"answers": {item: await ctx.request_input(f"answer for {item}")}}
-
-
-def build():
-    g = Graph("asking", state=Asked)
-    g.add_node("fan", lambda s: [Send("ask", item) for item in s.items], destinations=["ask"])
-    g.add_node("ask", ask)
-    g.add_edge(START, "fan")
-    g.add_edge("ask", END)
-    return g
-
-
-def warm():
-    build().compile()
-
-
-def main(job):
-    store = SQLiteCheckpointer(job["where"]) if job["kind"] == "sqlite" else RedisCheckpointer(job["where"], prefix=job["prefix"])
-    g = build()
-    if job["command"] == "start":
-        result = g.invoke({"items": job["items"]}, thread=job["thread"], checkpointer=store)
-        return {"pauses": [[p.id, p.prompt[-1]] for p in result.pauses]}
-    # Ten processes start at once and take turns in whatever order the lock hands them out:
-    # each resumes from the thread as the ones before it left it.
-    with open(job["turns"], "a") as turns:
-        fcntl.flock(turns, fcntl.LOCK_EX)
-        try:
-            result = g.invoke(Resume(job["thread"], {job["pause"]: job["answer"]}), checkpointer=store)
-        except ResumeError as refused:
-            return {"refused": str(refused)}
-        return {"outcome": result.outcome, "answers": result.state.answers, "open": len(result.pauses)}
-'''
+RACE = Path(__file__).with_name("programs") / "answer_race.py"
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "redis"])

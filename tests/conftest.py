@@ -1,0 +1,35 @@
+"""Fixtures the test files share: one real redis-server for the session, the scripted OpenAI server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from openai_server import OpenAIServer
+from redis_server import redis_server
+
+# The programs under programs/ run as processes of their own, never as test modules: importing
+# one (as --markdown-docs does, to read its docstrings) may run it.
+collect_ignore = ["programs"]
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of a real redis-server on loopback, one for the whole session.
+
+    Tests that share it keep out of each other's way by key prefix (``RedisCheckpointer(url,
+    prefix=...)``), one of their own; a test that kills or restarts its server starts its own
+    (``faults.RedisProcess``).
+    """
+    with redis_server(str(tmp_path_factory.mktemp("redis"))) as url:
+        yield url
+
+
+@pytest.fixture
+def openai_server() -> Iterator[OpenAIServer]:
+    """A started OpenAI-compatible server per test, as each test scripts its own replies.
+
+    Closing it joins its threads, so nothing leaks into the next test.
+    """
+    with OpenAIServer() as started:
+        yield started
