@@ -622,16 +622,17 @@ def test_a_forked_thread_keeps_its_parents_breakpoints():
     assert (forked.outcome, forked.pauses[0].path) == ("interrupted", "c")
 
 
-def test_a_reserved_slot_is_refused():
+@pytest.mark.parametrize("slot", ["__breakpoints__", "__budget__", "__trace__"])
+def test_a_reserved_slot_is_refused(slot):
     async def ask(state, ctx):
-        return {"x": await ctx.request_input("?", slot="__breakpoints__")}
+        return {"x": await ctx.request_input("?", slot=slot)}
 
     g = Graph("ask")
     g.add_node("ask", ask)
     g.add_edge(START, "ask")
     g.add_edge("ask", END)
     result = g.invoke({})
-    assert result.outcome == "failed" and "that slot is where the run keeps its breakpoints" in result.reason
+    assert result.outcome == "failed" and "slots starting with '__' are the run's own" in result.reason
 
 
 KERNEL_CELLS = [

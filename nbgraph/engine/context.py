@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..names import new_id
-from .breaks import SLOT
 from .limits import Aborted
 from .listeners import answered, interrupt, text_delta
 
@@ -178,6 +178,15 @@ class Context:
                     raise Aborted(ending.reason or "stopped at a budget pause")
         self.check_budget()
 
+    def at_run_end(self, close: Callable[[], Awaitable[object]]) -> None:
+        """Have the run ``await close()`` as it ends, however it ends (done, failed, aborted,
+        interrupted): for what a node opens once and keeps for the rest of its run, such as a
+        connection. The last one registered is closed first; ``close`` must not raise."""
+        walker = self._walker
+        if walker is None:
+            raise RuntimeError(f"at_run_end() needs a running node; {self.node!r} is being routed outside a run")
+        walker.closers.append(close)
+
     def take_steering(self) -> list[str]:
         """Messages queued with ``run.steer(text)`` since the last call, oldest first."""
         if self._walker is None:
@@ -244,10 +253,8 @@ class Context:
             where = self.node if self.branch is None else f"{self.node}@{self.branch}"
             slot = f"{self._scope}{where}#{self.visit}.{self._asked}"
         else:
-            if slot == SLOT:
-                raise ValueError(
-                    f"{how}(slot={slot!r}): that slot is where the run keeps its breakpoints; name another"
-                )
+            if slot.startswith("__"):  # (the run keeps its breakpoints, budget and trace there)
+                raise ValueError(f"{how}(slot={slot!r}): slots starting with '__' are the run's own; name another")
             slot = self._scope + slot
         pauses = walker.pauses
         resumption = walker.resumed

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MaxStepsExceeded, NbgraphError
@@ -79,6 +80,8 @@ class Walker:
         self.seconds = 0.0
         """The seconds the thread's steps took, earlier runs' included."""
         self.steering: list[str] = []
+        self.closers: list[Callable[[], Awaitable[object]]] = []
+        """What nodes opened for the whole run (``ctx.at_run_end``), closed as the run ends."""
         self.calls: list[Frame] = []
         """The frames whose node is being called now, in the order they started."""
         self.supersteps: dict[Level, tuple[list[Any], list[str]]] = {}
@@ -179,6 +182,9 @@ class Walker:
             raise
         except NbgraphError as exc:
             return failure(self.listeners, self.root, None, exc)
+        finally:
+            while self.closers:
+                await self.closers.pop()()
 
     def _route_from_start(self, level: Level) -> None:
         plan = level.plan

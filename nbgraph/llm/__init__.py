@@ -1,10 +1,12 @@
 """The LLM layer: messages, models (OpenAI-compatible and offline), tools, ``llm_node``.
 
-Nothing here imports ``openai`` until an :class:`OpenAIModel` makes its first call.
+Nothing here imports ``openai`` until an :class:`OpenAIModel` makes its first call, nor
+``mcp`` until :func:`mcp_tools` asks a server for its tools.
 """
 
 from __future__ import annotations
 
+from .mcp import MCPServerError, MCPTool, MCPToolError, amcp_tools, mcp_tools
 from .messages import (
     AssistantMessage,
     Message,
@@ -37,6 +39,9 @@ __all__ = [
     "ChatModel",
     "ChatRequest",
     "Completion",
+    "MCPServerError",
+    "MCPTool",
+    "MCPToolError",
     "Message",
     "MessagesState",
     "ModelError",
@@ -48,9 +53,11 @@ __all__ = [
     "ToolCallRequest",
     "ToolMessage",
     "UserMessage",
+    "amcp_tools",
     "as_messages",
     "demo_model",
     "llm_node",
+    "mcp_tools",
     "parse_wrappers",
     "resolve_model",
     "to_openai",

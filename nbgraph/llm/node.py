@@ -84,7 +84,8 @@ def llm_node(
         system: the node's system prompt.
         model: a model object or name; default: the graph's ``model``, then the
             environment, then the offline demo model.
-        tools: functions (or :func:`tool` objects) the model may call.
+        tools: functions (or :func:`tool` objects, or the tools of an MCP server:
+            :func:`~nbgraph.llm.mcp_tools`) the model may call.
         tool_choice: ``auto``, ``required`` (must call a tool) or ``none``.
         required_until: with tools, force a tool call until this many distinct tools
             have been used in the conversation (at least 2, at most the number of
@@ -308,7 +309,7 @@ class _Turn:
         if call.raw_arguments is not None:
             return f"error: the arguments must be a JSON object, got {call.raw_arguments[:200]!r}", True
         try:
-            return await tool.call(call.arguments), False
+            return await tool.call(call.arguments, self.ctx), False
         except pydantic.ValidationError as exc:
             return f"error: invalid arguments for {call.name}: {_problems(exc, 'arguments')}", True
         except Exception as exc:  # a tool's failure is the model's to handle

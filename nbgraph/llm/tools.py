@@ -49,11 +49,13 @@ class Tool:
     def __repr__(self) -> str:
         return f"Tool({self.name!r})"
 
-    async def call(self, arguments: dict[str, Any]) -> str:
+    async def call(self, arguments: dict[str, Any], ctx: Any = None) -> str:
         """Validate ``arguments``, run the function, and return its result as text.
 
-        Raises ``pydantic.ValidationError`` for bad arguments and whatever the
-        function raises; the agent loop turns both into error tool messages.
+        ``ctx`` is the calling node's context, for a tool that keeps something for its
+        run (an MCP tool's session); a function tool has no use for it. Raises
+        ``pydantic.ValidationError`` for bad arguments and whatever the function
+        raises; the agent loop turns both into error tool messages.
         """
         values = self.arguments.model_validate(arguments)
         kwargs = {name: getattr(values, name) for name in type(values).model_fields}
