@@ -64,6 +64,8 @@ LAYERS: list[tuple[str, set[str]]] = [
             "nbgraph",
         },
     ),
+    # Above all that runs: the engine reaches it only through the hooks it installs.
+    ("traces for other tools", {"nbgraph.otel"}),
     (
         "the notebook layer",
         {

@@ -25,11 +25,32 @@ from .persistence import default_checkpointer, forget, keep_in_memory, open_thre
 from .result import RunResult
 from .walker import RESTORED, Walker
 
-__all__ = ["Run", "live_runs"]
+__all__ = ["Run", "live_runs", "observe_runs"]
 
 _LIVE: weakref.WeakSet[Run] = weakref.WeakSet()
 _launches = itertools.count()
 """Runs started as tasks: those not done are :func:`live_runs`."""
+
+_OBSERVERS: list[Callable[[Run], Callable[[Any], Any] | None]] = []
+
+_TRACE_SLOT = "__trace__"
+"""Where a thread's checkpoints keep the trace context of the run that wrote them, among the
+answers (a reserved slot)."""
+
+
+def observe_runs(observer: Callable[[Run], Callable[[Any], Any] | None]) -> Callable[[], None]:
+    """Call ``observer(run)`` for every run made from now on; the listener it returns, if any,
+    hears all of that run's events. Returns a function that stops it.
+
+    A tracer is such an observer: a process that none installed pays nothing per run.
+    """
+    _OBSERVERS.append(observer)
+
+    def stop() -> None:
+        if observer in _OBSERVERS:
+            _OBSERVERS.remove(observer)
+
+    return stop
 
 
 def live_runs() -> list[Run]:
@@ -82,6 +103,10 @@ class Run:
             pace=pace,
         )
         self._walker.meter.chosen = budget is not None
+        for observe in _OBSERVERS:
+            listener = observe(self)
+            if listener is not None:
+                listeners.subscribe(listener)
         self._task: asyncio.Task[RunResult] | None = None
         self._result: RunResult | None = None
         self._started = next(_launches)
@@ -253,6 +278,22 @@ class Run:
 
     def to_dag(self) -> dict[str, Any]:
         return to_dag(self.plan, self._walker.full_history())
+
+    @property
+    def trace_context(self) -> dict[str, str]:
+        """The W3C trace context (``traceparent``, ``tracestate``) kept with the run's checkpoints.
+
+        A tracer sets it to its span of the run as the run starts. A run that continues a
+        thread (a resume or a fork, in this process or another) starts with the context of
+        the run that wrote the checkpoint it continues from, until its own tracer sets its
+        own: that is how a tracer links the two.
+        """
+        kept = self._walker.pauses.answers.get(_TRACE_SLOT)
+        return dict(kept) if isinstance(kept, Mapping) else {}
+
+    @trace_context.setter
+    def trace_context(self, carrier: Mapping[str, str]) -> None:
+        self._walker.pauses.answers[_TRACE_SLOT] = dict(carrier)
 
     def subscribe(self, listener: Callable[[Any], Any], *, steps: bool = True) -> Callable[[], None]:
         """Call ``listener(event)`` for each event from now on; returns an unsubscribe function.

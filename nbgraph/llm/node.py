@@ -32,7 +32,7 @@ from .model import ChatRequest, Completion
 from .resolve import resolve_model
 from .tools import Tool, as_tool
 
-__all__ = ["MAX_EMPTY_REPLIES", "llm_node", "parse_wrappers"]
+__all__ = ["MAX_EMPTY_REPLIES", "llm_node", "parse_wrappers", "intercept_models"]
 
 MAX_EMPTY_REPLIES = 3
 """Empty replies are nudged this many times; the next one fails the run."""
@@ -46,6 +46,26 @@ WRAPPER_INSTRUCTIONS = (
     "<continue>what comes next</continue> when you need another turn."
 )
 _WRAPPER = re.compile(r"<(?:agent_)?(done|blocked|continue)>(.*?)</(?:agent_)?\1>", re.IGNORECASE | re.DOTALL)
+
+_INTERCEPTORS: list[Callable[[Any, Any], Any]] = []
+
+
+def intercept_models(interceptor: Callable[[Any, Any], Any]) -> Callable[[], None]:
+    """Have LLM nodes call their model through ``interceptor(model, ctx)`` from now on; returns
+    a function that stops it.
+
+    What the interceptor returns (a model: ``name`` and ``async complete()``) is called in the
+    model's place for the rest of the node's execution: a tracer times each call, reads its
+    request and reply and sees it fail, without any of it entering the run's events or
+    checkpoints.
+    """
+    _INTERCEPTORS.append(interceptor)
+
+    def stop() -> None:
+        if interceptor in _INTERCEPTORS:
+            _INTERCEPTORS.remove(interceptor)
+
+    return stop
 
 
 def parse_wrappers(text: str) -> tuple[str, str, str | None]:
@@ -127,6 +147,8 @@ def llm_node(
 
     async def node(state: Any, ctx: Any) -> dict[str, Any]:
         chat_model = resolve_model(model, ctx.model)
+        for intercept in _INTERCEPTORS:
+            chat_model = intercept(chat_model, ctx)
         turn = _Turn(ctx, chat_model, toolbox)
         history = as_messages(state_field(state, "messages") or ())
         window = _window(history, state, max_context_tokens)
