@@ -383,7 +383,7 @@ class Schema:
     def _validate(self, key: str, value: Any, who: str, node: str | None = None) -> Any:
         adapter = self._adapter(key)
         if self.reducers.get(key) is append:
-            many = isinstance(value, (list, tuple))
+            many = isinstance(value, (list, tuple, AppendLog))  # (another state's log, e.g. a sub-graph's)
             try:
                 items = [adapter.validate_python(v) for v in (value if many else (value,))]
             except pydantic.ValidationError as exc:

@@ -96,3 +96,22 @@ def test_a_run_sees_a_log_and_returns_a_list():
     assert seen == [AppendLog] * 2
     assert isinstance(result.state.msgs, list) and [m.id for m in result.state.msgs] == ["x", "1", "2"]
     assert [m.id for m in result.state_at(1).msgs] == ["x", "1"]
+
+
+def test_a_subgraphs_log_handed_back_by_output_appends_its_items():
+    from typing import Annotated
+
+    class Notes(pydantic.BaseModel):
+        notes: Annotated[list[str], append] = []
+
+    inner = Graph("inner", state=Notes)
+    inner.add_node("write", lambda s: {"notes": ["x", "y"]})
+    inner.add_edge(START, "write")
+    inner.add_edge("write", END)
+    outer = Graph("outer", state=Notes)
+    outer.add_node("research", inner, input=lambda s: {}, output=lambda r: {"notes": r.notes})  # the log as it is
+    outer.add_edge(START, "research")
+    outer.add_edge("research", END)
+    result = outer.invoke({"notes": ["w"]})
+    assert result.outcome == "done", result.reason
+    assert result.state.notes == ["w", "x", "y"]
