@@ -36,6 +36,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "nbgraph.checkpoint.memory",
             "nbgraph.checkpoint.sqlite",
             "nbgraph.checkpoint.redis",
+            "nbgraph.checkpoint.postgres",
         },
     ),
     (

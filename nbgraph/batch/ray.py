@@ -233,14 +233,15 @@ def _to_json(value: Any) -> str:
 
 
 def _store_spec(store: Any) -> tuple[str, Any]:
-    """How a worker rebuilds ``store``: a RedisCheckpointer's connection options, or the store itself."""
+    """How a worker rebuilds ``store``: a RedisCheckpointer's connection options, or the store itself
+    (a PostgresCheckpointer pickles as its DSN and options, and each worker opens its own pool)."""
     from ..checkpoint.memory import MemoryCheckpointer
     from ..checkpoint.redis import RedisCheckpointer
     from ..checkpoint.sqlite import SQLiteCheckpointer
 
     fix = (
-        "pass checkpointer=RedisCheckpointer('redis://host:6379/0') with a Redis every worker can reach "
-        "(pip install 'nbgraph[ray]' installs redis)"
+        "pass checkpointer=RedisCheckpointer('redis://host:6379/0') or PostgresCheckpointer('postgresql://host/db') "
+        "with a server every worker can reach (pip install 'nbgraph[ray]' installs redis, 'nbgraph[postgres]' psycopg)"
     )
     if store is None:
         raise ValueError(

@@ -1,6 +1,6 @@
 """Checkpointers: where runs keep their progress so they can be resumed and forked.
 
-``SQLiteCheckpointer`` and ``RedisCheckpointer`` load on first use.
+``SQLiteCheckpointer``, ``RedisCheckpointer`` and ``PostgresCheckpointer`` load on first use.
 """
 
 from __future__ import annotations
@@ -11,12 +11,21 @@ from .base import Checkpoint, Checkpointer, Status
 from .memory import MemoryCheckpointer
 
 if TYPE_CHECKING:
+    from .postgres import PostgresCheckpointer
     from .redis import RedisCheckpointer
     from .sqlite import SQLiteCheckpointer
 
-__all__ = ["Checkpoint", "Checkpointer", "MemoryCheckpointer", "RedisCheckpointer", "SQLiteCheckpointer", "Status"]
+__all__ = [
+    "Checkpoint",
+    "Checkpointer",
+    "MemoryCheckpointer",
+    "PostgresCheckpointer",
+    "RedisCheckpointer",
+    "SQLiteCheckpointer",
+    "Status",
+]
 
-_LAZY = {"RedisCheckpointer": "redis", "SQLiteCheckpointer": "sqlite"}
+_LAZY = {"PostgresCheckpointer": "postgres", "RedisCheckpointer": "redis", "SQLiteCheckpointer": "sqlite"}
 
 
 def __getattr__(name: str) -> Any:
