@@ -55,7 +55,7 @@ __all__ = ["GraphMagics", "load_ipython_extension"]
 @argument("--max-concurrency", metavar="N", help="most parallel branches that run at once (default: all of them)")
 @argument(
     "--checkpointer",
-    help="memory, sqlite:PATH, redis://HOST:PORT/DB, or an expression naming a checkpointer",
+    help="memory, sqlite:PATH, redis://HOST:PORT/DB, postgresql://HOST/DB, or an expression naming a checkpointer",
 )
 def _graph_cell_args() -> None:
     """``%%graph NAME [options]``: define a graph from edge lines."""
@@ -375,6 +375,10 @@ class GraphMagics(Magics):
             from .checkpoint import RedisCheckpointer
 
             return RedisCheckpointer(spec)
+        if spec.startswith(("postgresql://", "postgres://")):
+            from .checkpoint import PostgresCheckpointer
+
+            return PostgresCheckpointer(spec)
         return self._eval(spec, "--checkpointer")
 
 

@@ -1,4 +1,5 @@
-"""Fixtures the test files share: one real redis-server for the session, the scripted OpenAI server."""
+"""Fixtures the test files share: one real redis-server and one real PostgreSQL server for the
+session, the scripted OpenAI server."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 from openai_server import OpenAIServer
+from postgres_server import postgres, postgres_dsn  # noqa: F401 (the session's server; a schema per test)
 from redis_server import redis_server
 
 # The programs under programs/ run as processes of their own, never as test modules: importing

@@ -73,6 +73,19 @@ def store(request, tmp_path):
     return None
 
 
+def test_overwrite_replaces_a_finished_thread_in_every_store(store):
+    g = Graph("count")
+    g.add_node("count", lambda s: {"n": s.get("n", 0) + 1})
+    g.add_edge(START, "count")
+    g.add_edge("count", END)
+    assert g.invoke({}, thread="t", checkpointer=store).state == {"n": 1}
+    again = g.invoke({"n": 5}, thread="t", checkpointer=store, overwrite=True)
+    assert (again.outcome, again.state) == ("done", {"n": 6}), again.reason
+    assert [step.update for step in again.history] == [{"n": 6}]  # nothing of the old run is left in it
+    if store is not None:
+        assert [step.update for step in store.history("t")] == [{"n": 6}]
+
+
 class TestResumeAfterFailure:
     def test_failed_node_keeps_the_checkpoint_and_resumes(self, store):
         result = flaky_graph(fixed=False).invoke({}, checkpointer=store)

@@ -53,9 +53,6 @@ from nbgraph import (
     append,
 )
 
-# The session's server, and a schema of each test's own on it.
-postgres, postgres_dsn = postgres_server.postgres, postgres_server.postgres_dsn
-
 PROGRAMS = Path(__file__).with_name("programs")
 
 

@@ -72,6 +72,16 @@ class TestGraphCell:
 
         assert isinstance(shell.user_ns["durable"].checkpointer, SQLiteCheckpointer)
 
+    def test_a_postgres_url_names_a_postgres_store(self, shell, postgres_dsn):
+        shell.run_cell_magic("graph", f"durable --checkpointer {postgres_dsn}", GRAPH)
+        from nbgraph import PostgresCheckpointer
+
+        store = shell.user_ns["durable"].checkpointer
+        assert isinstance(store, PostgresCheckpointer)
+        thread = shell.user_ns["durable"].invoke({"q": "x"}).thread
+        assert store.get(thread).status == "done"
+        store.close()
+
     def test_settle_and_max_concurrency(self, shell):
         run(
             shell,

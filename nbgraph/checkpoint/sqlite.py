@@ -276,7 +276,8 @@ class SQLiteCheckpointer(LogStore):
 
     def _drop(self, thread: str) -> None:
         with self._failures("delete", thread), self._conn(write=True) as conn:
-            for table in ("nbgraph_steps", "nbgraph_snapshots", "nbgraph_forks", "nbgraph_leases"):
+            # The lease stays: the run that deletes a thread to start it again holds it.
+            for table in ("nbgraph_steps", "nbgraph_snapshots", "nbgraph_forks"):
                 conn.execute(f"DELETE FROM {table} WHERE thread = ?", (thread,))
 
     def threads(self) -> list[str]:
