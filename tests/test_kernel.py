@@ -174,15 +174,27 @@ def test_a_notebook_run_headless_without_answers_ends_saying_how(monkeypatch):
     """Run All with nobody to click and no auto-answer switch: the run waiting for a person
     gives up after NBGRAPH_HEADLESS_WAIT seconds, and the cell awaiting it fails with a
     message that says how to answer, instead of hanging until the cell timeout."""
-    from pathlib import Path
-
     from nbclient.exceptions import CellExecutionError
 
     monkeypatch.delenv("NBGRAPH_AUTO_ANSWER", raising=False)  # (the kernel inherits this environment)
     monkeypatch.setenv("NBGRAPH_HEADLESS_WAIT", "1")
-    path = Path(__file__).parents[1] / "notebooks" / "01-first-graph.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(source)
+        for source in (
+            "%load_ext nbgraph",
+            "from nbgraph import END, START, Graph\n\n"
+            "async def ask_topic(state, ctx):\n"
+            "    return {'topic': await ctx.request_input('What should the post be about?')}\n\n"
+            "g = Graph('writer')\n"
+            "g.add_node('ask_topic', ask_topic)\n"
+            "g.add_edge(START, 'ask_topic')\n"
+            "g.add_edge('ask_topic', END)\n"
+            "run = g.start({})",
+            "result = await run\nassert result.outcome == 'done', result.reason",
+        )
+    ]
+    client = NotebookClient(nb, timeout=120, kernel_name="python3")
     with pytest.raises(CellExecutionError) as failed:
         client.execute()
     error = failed.value

@@ -1,0 +1,314 @@
+"""The course in notebooks/: Run All with nobody at the keyboard ends every tutorial with its notes
+(never a failed check or a hang), a real model is set up without guessing its name, and every
+lesson is timed, linked and solved."""
+
+from __future__ import annotations
+
+import getpass
+import importlib.util
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+from openai_server import OpenAIServer, Reply
+
+NOTEBOOKS = Path(__file__).parents[1] / "notebooks"
+TUTORIALS = sorted(NOTEBOOKS.glob("0*.ipynb"))
+CASES = sorted(NOTEBOOKS.glob("c*.ipynb"))
+LESSONS = TUTORIALS + CASES
+
+# A cell where the lesson waits for a person: the helper call is the cell's own statement, not one
+# inside `if real:` (the real-model cells skip offline).
+_YOUR_TURN = re.compile(r"^\S.*course\.(answer_or_wait|act_or_wait)\(", re.M)
+_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+def _read(path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(path, as_version=4)
+
+
+def _interactive(cell: nbformat.NotebookNode) -> bool:
+    return cell.cell_type == "code" and bool(_YOUR_TURN.search(cell.source))
+
+
+def _shown(cell: nbformat.NotebookNode) -> str:
+    """What a code cell shows as text: its streams, and the plain text of results and displays."""
+    parts = []
+    for output in cell.get("outputs", []):
+        if output.output_type == "stream":
+            parts.append(output.text)
+        elif output.output_type in ("execute_result", "display_data"):
+            parts.append(output.data.get("text/plain", ""))
+        elif output.output_type == "error":
+            parts.append(f"{output.ename}: {output.evalue}")
+    return "".join(parts)
+
+
+def _execute(path: Path, monkeypatch: pytest.MonkeyPatch, **env: str | None) -> nbformat.NotebookNode:
+    """Run a notebook top to bottom in a fresh kernel, which inherits this environment."""
+    for name, value in env.items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    notebook = _read(path)
+    client = NotebookClient(
+        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
+    client.execute()
+    return notebook
+
+
+def _minutes(notebook: nbformat.NotebookNode) -> float:
+    """The course's estimate (notebooks/README.md): prose at 180 words a minute, code at 8 lines a
+    minute, half a minute per code cell, 5 minutes per exercise."""
+    markdown = [c.source for c in notebook.cells if c.cell_type == "markdown"]
+    code = [c.source for c in notebook.cells if c.cell_type == "code"]
+    words = sum(len(text.split()) for text in markdown)
+    lines = sum(1 for text in code for line in text.splitlines() if line.strip())
+    exercises = sum(len(re.findall(r"^## Exercise", text, re.M)) for text in markdown)
+    return words / 180 + lines / 8 + 0.5 * len(code) + 5 * exercises
+
+
+# -- Run All with nobody there ---------------------------------------------------------------
+
+UNANSWERED = TUTORIALS + [path for path in CASES if any(_interactive(cell) for cell in _read(path).cells)]
+
+
+@pytest.mark.parametrize("path", UNANSWERED, ids=lambda path: path.stem)
+def test_run_all_with_nobody_answering_ends_with_the_friendly_notes(path, monkeypatch):
+    """No auto-answer switch, no browser, and nobody acting: every cell that waits for a person says
+    so, waits its visible time, acts itself and says that too, and the checks after it pass."""
+    notebook = _execute(path, monkeypatch, NBGRAPH_AUTO_ANSWER=None, COURSE_WAIT="1", NBGRAPH_HEADLESS_WAIT="0")
+    for cell in filter(_interactive, notebook.cells):
+        shown = _shown(cell)
+        assert "Your turn, in the view above:" in shown and "waits up to 1 s" in shown, (cell.source, shown)
+        assert "so this cell answered for you" in shown or "so this cell does it for you" in shown, (cell.source, shown)
+    printed = [_shown(cell) for cell in notebook.cells if cell.cell_type == "code" and _shown(cell).strip()]
+    if any(cell.cell_type == "markdown" and cell.source.startswith("## Checks") for cell in notebook.cells):
+        assert any("all checks passed" in text for text in printed), path.name
+    assert printed[-1].startswith(("Not yet:", "Skipped: offline", "all checks passed")), printed[-1]
+
+
+def test_a_run_no_browser_shows_gives_up_waiting_and_the_cell_resumes_it(monkeypatch):
+    """The kernel has no browser: the run stops waiting after NBGRAPH_HEADLESS_WAIT, long before the
+    lesson's own wait is over, and the cell answers from code and resumes the run from its checkpoint."""
+    notebook = _execute(
+        NOTEBOOKS / "01-first-graph.ipynb",
+        monkeypatch,
+        NBGRAPH_AUTO_ANSWER=None,
+        COURSE_WAIT="600",
+        NBGRAPH_HEADLESS_WAIT="1",
+    )
+    (waiting,) = filter(_interactive, notebook.cells)
+    shown = _shown(waiting)
+    assert "No browser shows this notebook" in shown and "resumed the run from its checkpoint" in shown, shown
+    assert "done -> ask_topic -> draft -> review -> draft -> review -> publish" in shown
+    assert any("all checks passed" in _shown(cell) for cell in notebook.cells if cell.cell_type == "code")
+
+
+# -- a real model -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def server() -> Iterator[OpenAIServer]:
+    """The local OpenAI-compatible server; it answers "ok" unless a test scripts otherwise."""
+    with OpenAIServer() as started:
+        yield started
+
+
+def _has_real_model_section(path: Path) -> bool:
+    return any(cell.cell_type == "code" and "course.real_model(" in cell.source for cell in _read(path).cells)
+
+
+REAL_MODEL = [path for path in LESSONS if _has_real_model_section(path)]
+
+
+@pytest.mark.parametrize("path", REAL_MODEL, ids=lambda path: path.stem)
+def test_a_real_model_section_runs_on_the_server_it_is_given(path, server: OpenAIServer, monkeypatch):
+    """With a server's address and a model name in the environment, the setup cell, the smoke test
+    and the lesson's real run go there (no cell says it skipped), and every request names that model."""
+    notebook = _execute(
+        path,
+        monkeypatch,
+        NBGRAPH_AUTO_ANSWER="1",
+        OPENAI_BASE_URL=server.base_url,
+        NBGRAPH_MODEL="course-model",
+        OPENAI_API_KEY=None,
+    )
+    shown = "".join(_shown(cell) for cell in notebook.cells if cell.cell_type == "code")
+    assert f"Real model: course-model at {server.base_url}" in shown
+    assert "Smoke test passed: course-model replied 'ok'" in shown
+    assert "Skipped: offline" not in shown
+    assert len(server.requests) >= 2  # the smoke test, then the lesson's own run
+    assert {request["model"] for request in server.requests} == {"course-model"}
+
+
+def test_the_course_map_says_which_lessons_have_a_real_model_section():
+    """A tutorial's row says "yes" in its last column, a case study's row names its part: exactly the
+    notebooks with a setup cell."""
+    marked = set()
+    for row in (NOTEBOOKS / "README.md").read_text(encoding="utf-8").splitlines():
+        links = [link for link in _LINK.findall(row) if link.endswith(".ipynb")]
+        last = row.rstrip(" |").rsplit("|", 1)[-1].strip()
+        if links and last == "yes":
+            marked.add(links[0])
+        elif links and (part := re.fullmatch(r"part (\d+)", last)):
+            marked.add(links[int(part.group(1)) - 1])
+    assert marked == {path.name for path in REAL_MODEL}
+
+
+@pytest.fixture
+def course(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """notebooks/course.py, imported here, in an environment that configures no model."""
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "NBGRAPH_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    spec = importlib.util.spec_from_file_location("course", NOTEBOOKS / "course.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_server_without_a_model_name_is_refused_not_guessed(course, monkeypatch):
+    with pytest.raises(course.CourseError, match=r"BASE_URL is 'http://localhost:11434/v1' but MODEL is empty"):
+        course.real_model(base_url="http://localhost:11434/v1")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:8000/v1")
+    with pytest.raises(course.CourseError, match=r"http://localhost:8000/v1/models lists them"):
+        course.real_model()
+    monkeypatch.setenv("NBGRAPH_MODEL", "Qwen/Qwen2.5-7B-Instruct")
+    chosen = course.real_model()
+    assert (chosen.name, chosen.base_url) == ("Qwen/Qwen2.5-7B-Instruct", "http://localhost:8000/v1")
+
+
+def test_no_model_configured_stays_offline_and_says_how_to_set_one(course, capsys):
+    assert course.real_model() is None
+    assert "Offline: no real model is set" in capsys.readouterr().out
+    course.smoke_test(None)
+    assert capsys.readouterr().out == "Smoke test skipped: offline (no real model set above).\n"
+    with pytest.raises(course.CourseError, match="MODEL is 'llama3.2' but there is nowhere to send it"):
+        course.real_model(model="llama3.2")
+
+
+def test_a_key_alone_is_openai_with_its_default_model(course, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
+    chosen = course.real_model()
+    assert (chosen.name, chosen.base_url) == ("gpt-4o-mini", None)
+
+
+def test_a_key_typed_into_the_hidden_field_reaches_the_server(course, server, monkeypatch, capsys):
+    typed = "sk-typed-0123456789abcdef"
+    monkeypatch.setattr(getpass, "getpass", lambda prompt: typed)  # the person at the keyboard
+    chosen = course.real_model(model="course-model", base_url=server.base_url, ask_for_key=True)
+    course.smoke_test(chosen)
+    chosen.close()
+    assert "Smoke test passed: course-model replied 'ok'" in capsys.readouterr().out
+    assert server.headers[0]["authorization"] == f"Bearer {typed}"
+
+
+def test_a_smoke_test_that_reaches_no_model_says_why(course, server):
+    server.script(Reply(status=404, text="The model `course-model` does not exist"))
+    chosen = course.real_model(model="course-model", base_url=server.base_url)
+    with pytest.raises(course.CourseError, match=r"the smoke test got no reply from course-model: .*does not exist"):
+        course.smoke_test(chosen)
+    chosen.close()
+
+
+# -- course.rebuild ---------------------------------------------------------------------------
+
+
+def test_rebuild_runs_only_the_cells_tagged_build_and_names_one_that_fails(tmp_path, monkeypatch):
+    def lesson(*cells: tuple[str, list[str]]) -> nbformat.NotebookNode:
+        notebook = nbformat.v4.new_notebook()
+        notebook.cells = [nbformat.v4.new_code_cell(source, metadata={"tags": tags}) for source, tags in cells]
+        return notebook
+
+    nbformat.write(
+        lesson(("defined = 1", ["build"]), ("ran_a_run = True", []), ("%load_ext nbgraph", ["build"])),
+        tmp_path / "good.ipynb",
+    )
+    nbformat.write(lesson(("x = 1", ["build"]), ("1 / 0", ["build"])), tmp_path / "bad.ipynb")
+    driver = nbformat.v4.new_notebook()
+    driver.cells = [
+        nbformat.v4.new_code_cell(f"import sys\nsys.path.insert(0, {str(NOTEBOOKS)!r})\nimport course"),
+        nbformat.v4.new_code_cell('course.rebuild("good.ipynb")\nprint(defined, "ran_a_run" in globals())'),
+        nbformat.v4.new_code_cell('course.rebuild("bad.ipynb")'),
+    ]
+    monkeypatch.delenv("NBGRAPH_AUTO_ANSWER", raising=False)
+    client = NotebookClient(driver, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+    with pytest.raises(CellExecutionError) as failed:
+        client.execute()
+    assert _shown(driver.cells[1]) == "Rebuilt good.ipynb: its 2 cells tagged build ran here.\n1 False\n"
+    assert failed.value.ename == "CourseError"
+    assert failed.value.evalue == "bad.ipynb, cell 2 (tagged build) failed: ZeroDivisionError: division by zero"
+
+
+# -- the shape of the course -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda path: path.stem)
+def test_every_lesson_says_its_time_and_links_the_map_the_cheat_sheet_and_the_glossary(path):
+    notebook = _read(path)
+    header = notebook.cells[0].source
+    for target in ("README.md", "reference/cheatsheet.md", "reference/glossary.md"):
+        assert f"]({target})" in header, (path.name, target)
+    said = re.search(r"about (\d+) minutes", header)
+    assert said, path.name
+    estimate = _minutes(notebook) + (30 if path.stem == "09-capstone" else 0)  # the capstone: building the agent
+    assert abs(int(said.group(1)) - estimate) <= 3, (path.name, said.group(0), round(estimate, 1))
+    if path in TUTORIALS and path.stem != "09-capstone":
+        assert estimate < 30, (path.name, round(estimate, 1))
+    if path in CASES:
+        assert estimate <= 40, (path.name, round(estimate, 1))
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=lambda path: path.stem)
+def test_every_tutorial_has_objectives_a_summary_and_what_to_try_next(path):
+    text = "\n".join(cell.source for cell in _read(path).cells if cell.cell_type == "markdown")
+    assert "**You will learn to**" in text or "> **The brief.**" in text, path.name
+    assert re.search(r"^## What you (learned|built)", text, re.M) and "## Try next" in text, path.name
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda path: path.stem)
+def test_every_exercise_has_a_hint_and_a_solution_that_rebuilds_its_lesson(path):
+    notebook = _read(path)
+    exercises = [
+        cell.source for cell in notebook.cells if cell.cell_type == "markdown" and cell.source.startswith("## Exercise")
+    ]
+    if path in TUTORIALS:
+        assert exercises or path.stem == "09-capstone", f"{path.name} has no exercise"
+    for exercise in exercises:
+        assert "<details><summary>Hint" in exercise, (path.name, exercise[:60])
+    if not exercises and path.stem != "09-capstone":
+        return
+    links = {link for cell in notebook.cells if cell.cell_type == "markdown" for link in _LINK.findall(cell.source)}
+    (solution,) = {link for link in links if link.startswith("solutions/")}
+    solved = _read(NOTEBOOKS / solution)
+    assert f'course.rebuild("../{path.name}")' in "\n".join(cell.source for cell in solved.cells), (path.name, solution)
+
+
+def test_every_markdown_link_of_the_course_leads_somewhere():
+    pages = [*NOTEBOOKS.glob("*.md"), *NOTEBOOKS.glob("reference/*.md")]
+    notebooks = [*NOTEBOOKS.glob("*.ipynb"), *NOTEBOOKS.glob("solutions/*.ipynb")]
+    texts = [(page, page.read_text(encoding="utf-8")) for page in pages]
+    texts += [(path, cell.source) for path in notebooks for cell in _read(path).cells if cell.cell_type == "markdown"]
+    broken = [
+        (source.relative_to(NOTEBOOKS).as_posix(), link)
+        for source, text in texts
+        for link in _LINK.findall(text)
+        if "://" not in link and not (source.parent / link).exists()
+    ]
+    assert broken == []
+
+
+def test_the_course_map_lists_every_lesson_and_every_lesson_has_a_way_out():
+    course_map = (NOTEBOOKS / "README.md").read_text(encoding="utf-8")
+    assert {path.name for path in LESSONS} <= set(_LINK.findall(course_map))
+    for path in LESSONS:
+        last = _read(path).cells[-1]
+        assert last.cell_type == "markdown" and (".ipynb)" in last.source or "README.md)" in last.source), path.name
