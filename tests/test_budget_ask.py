@@ -141,3 +141,17 @@ def test_an_llm_call_that_finds_the_budget_used_up_pauses_inside_its_node_and_sa
     done = g.invoke(Resume(paused, {"turns": 5}), checkpointer=store)
     assert done.outcome == "done" and done.state.messages[-1].content == "It is a greeting."
     assert looked == ["hi", "hi"] and len(model.calls) == 3  # as the pause said: the node ran again from its start
+
+
+async def test_a_live_run_nobody_will_answer_at_a_budget_pause_ends_interrupted_and_resumes():
+    calls: list[int] = []
+    run = spender(calls).start({}, display=False, budget=Budget(tokens=450, ask=True))
+    pause = await within(run.next_pause())
+    assert pause is not None and pause.kind == "budget"
+    run.stop_waiting("nobody is here")  # what a notebook run headless does when nobody clicks
+    paused = await within(run)
+    assert (paused.outcome, [p.kind for p in paused.pauses]) == ("interrupted", ["budget"])
+    assert paused.reason.endswith("nobody is here") and len(calls) == 4
+    done = await spender(calls).ainvoke(Resume(paused, {"tokens": 2000}))
+    assert done.outcome == "done", done.reason
+    assert calls == list(range(10))  # the fifth step ran once, after the raise

@@ -256,6 +256,15 @@ class TestScriptedModel:
         finally:
             await model.aclose()
 
+    def test_a_server_url_without_a_model_name_fails_the_node_saying_what_to_set(self, openai_server, monkeypatch):
+        monkeypatch.delenv("NBGRAPH_MODEL", raising=False)
+        monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        result = one_node(llm_node("x")).invoke(ask("hi"))
+        assert result.outcome == "failed"
+        assert f"OPENAI_BASE_URL is {openai_server.base_url!r} but NBGRAPH_MODEL is not set" in result.reason
+        assert openai_server.requests == []  # no call with a guessed model name
+
     def test_graph_model_name_and_node_model_precedence(self):
         node_model, graph_model = ScriptedModel(["node"]), ScriptedModel(["graph"])
         assert resolve_model(node_model, graph_model) is node_model

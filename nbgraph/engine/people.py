@@ -340,11 +340,13 @@ async def ask_budget(walker: Walker, level: Level, frames: tuple[Frame, ...]) ->
     checks again), or how the run ends (``stop``; or ``interrupted`` when it cannot wait)."""
     over = walker.meter.ahead(len(frames))
     pause = budget_pause(walker, frames, level.steps + 1, over)
-    if not walker.live:
-        level.frames = frames  # nothing ran: they run on resume, with the raised budget
-        return interrupted(walker, pause)
-    answer = await wait_for_person(walker, pause, None)
-    return raise_budget(walker, pause, answer)
+    if walker.live:
+        try:
+            return raise_budget(walker, pause, await wait_for_person(walker, pause, None))
+        except PauseRequested:  # nobody will answer (run.stop_waiting): it ends as a durable run's would
+            pass
+    level.frames = frames  # nothing ran: they run on resume, with the raised budget
+    return interrupted(walker, pause)
 
 
 def raise_budget(walker: Walker, pause: Pause, answer: Any) -> Ending | None:

@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from .model import ChatModel, ScriptedModel
+from .model import ChatModel, ModelError, ScriptedModel
 from .openai_model import OpenAIModel
 
 __all__ = ["demo_model", "resolve_model"]
@@ -48,6 +48,10 @@ def resolve_model(explicit: Any = None, default: Any = None) -> Any:
     In order: the node's own ``model``, the graph's ``model`` (a model object, or a
     model name for :class:`OpenAIModel`), then the environment (``NBGRAPH_MODEL``,
     ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``), then the offline demo model.
+
+    Raises:
+        ModelError: ``OPENAI_BASE_URL`` is set without ``NBGRAPH_MODEL`` (which model that
+            server serves cannot be guessed).
     """
     for candidate in (explicit, default):
         if candidate is None:
@@ -58,8 +62,16 @@ def resolve_model(explicit: Any = None, default: Any = None) -> Any:
             raise TypeError(f"model must be a model name or have `name` and `async complete()`, got {candidate!r}")
         return candidate
     name = os.environ.get("NBGRAPH_MODEL")
-    if name or os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):
-        return _openai_model(name or "gpt-4o-mini")
+    if name:
+        return _openai_model(name)
+    if base_url := os.environ.get("OPENAI_BASE_URL"):
+        # A server answers only for the models it serves: a guessed name would fail every call.
+        raise ModelError(
+            f"OPENAI_BASE_URL is {base_url!r} but NBGRAPH_MODEL is not set: set it to the name of a model "
+            f"that server serves ({base_url.rstrip('/')}/models lists them)"
+        )
+    if os.environ.get("OPENAI_API_KEY"):
+        return _openai_model("gpt-4o-mini")
     return demo_model()
 
 
