@@ -257,12 +257,14 @@ async def test_branches_waiting_for_people_stop_their_own_clocks():
 async def test_a_maps_branches_each_approved_live_route_once_after_the_last():
     """A map whose node asks for approval: every branch's step is approved where it waits; the
     map routes once, after its last branch, and the run announces that route once."""
+
     class Words(pydantic.BaseModel):
         items: list[str] = []
         got: Annotated[list[str], append] = []
 
     g = Graph("approve-each", state=Words)
     g.add_node("plan", lambda s: {"items": ["a", "b", "c"]})
+
     async def word(item):
         return {"got": [item.upper()]}
 
