@@ -35,6 +35,7 @@ from .errors import NbgraphError
 from .history import tally, tally_within
 
 if TYPE_CHECKING:
+    from .viewed import ViewedRun
     from .widget import GraphView
 
 __all__ = ["Browser", "RunObserver", "edge_key", "exit_line", "place"]
@@ -110,7 +111,7 @@ class RunObserver:
     def __init__(
         self,
         view: GraphView,
-        run: Any,
+        run: ViewedRun,
         *,
         max_rate: float = 20.0,
         carry: RunObserver | None = None,
@@ -205,38 +206,25 @@ class RunObserver:
             self._stop_watching()
             if self._no_browser is not None:
                 self._no_browser.cancel()
-            self._show_problems()
-            self._loop.call_soon(self._show_ending)  # once the run has its result: how it ended too
-            self._frames()
-            self._flush()
-
-    def _frames(self) -> None:
-        """The run has ended: give the view's slider its frames (built once, no node runs)."""
-        from .replay import Replay
-
-        try:
-            frames = Replay.from_result(self.run)
-        except (NbgraphError, ValueError, TypeError) as exc:  # the view still shows the run without a slider
-            self._log.append(f"      no replay: {exc}")
-            return
-        self._ended = frames  # sent with the final flush, in the same message
-
-    def _show_problems(self) -> None:
-        """The problems the run met (``result.problems()``), on the drawing."""
-        from .inspection import run_problems
-
-        self.view.problems = [problem.model_dump(mode="json") for problem in run_problems(self.run)]
+            # A run announces its end before it holds its result: the last flush waits for that.
+            self._loop.call_soon(self._show_ending)
 
     def _show_ending(self) -> None:
-        """The run has its result: the problems it met, and the pauses an ``interrupted`` run
-        ended waiting for (answering one resumes it in the view)."""
+        """The run has its result: the last flush, with how it ended, the problems it met, the
+        slider's frames (built once, no node runs) and the pauses an ``interrupted`` run ended
+        waiting for (answering one resumes it in the view), all in one message."""
         if self._detached:
             return
-        self._show_problems()
         result = self.run.result()
         if result.outcome == "interrupted" and result.pauses:
             self._ended_pauses = tuple(result.pauses)
-            self.view.pending = [pause.model_dump(mode="json") for pause in result.pauses]
+        try:
+            self._ended = result.replay()
+        except (NbgraphError, ValueError, TypeError) as exc:  # the view still shows the run without a slider
+            self._log.append(f"      no replay: {exc}")
+        with self.view.hold_sync():
+            self.view.problems = [problem.model_dump(mode="json") for problem in result.problems()]
+            self._flush()
 
     def detach(self) -> None:
         """Stop feeding the view: it shows another run from now on."""

@@ -21,7 +21,7 @@ import logging
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anywidget
 import traitlets
@@ -32,6 +32,10 @@ from .engine import Fork, Resume
 from .errors import NbgraphError
 from .export import to_dag, to_mermaid
 
+if TYPE_CHECKING:
+    from .inspection import Inspection
+    from .viewed import ViewedRun
+
 __all__ = [
     "PROTOCOL",
     "GraphView",
@@ -41,6 +45,7 @@ __all__ = [
     "graph_mimebundle",
     "graph_redefined",
     "handlers_of",
+    "inspection_message",
     "node_redefined",
     "show_run",
 ]
@@ -175,14 +180,14 @@ class GraphView(anywidget.AnyWidget):
         self.on_msg(self._on_message)
 
     @classmethod
-    def for_run(cls, run: Any, *, max_rate: float = 20.0) -> GraphView:
+    def for_run(cls, run: ViewedRun, *, max_rate: float = 20.0) -> GraphView:
         """A view bound to a started run: it animates the run and answers its pauses."""
         view = cls(run.plan)  # what the run walks, even if the graph is redefined meanwhile
         view._max_rate = max_rate
         view._bind(run)
         return view
 
-    def _bind(self, run: Any, carry: RunObserver | None = None, seen: int | None = None) -> RunObserver:
+    def _bind(self, run: ViewedRun, carry: RunObserver | None = None, seen: int | None = None) -> RunObserver:
         """Show ``run`` from now on (its observer); ``carry``: the observer of the run it
         continues (its counts and log go on), ``seen``: the thread's steps already shown (None:
         those before the run)."""
@@ -209,11 +214,20 @@ class GraphView(anywidget.AnyWidget):
             checkpointer, source = source
         frames = source if isinstance(source, Replay) else replay(source, checkpointer=checkpointer, graph=graph)
         view = cls(frames.plan)
-        view.show_frames(frames)
+        view.show_ended(frames)
         view.can_fork = frames.origin is not None
+        return view
+
+    def show_ended(self, frames: Any) -> None:
+        """Show the run ``frames`` replays as it ended, with the slider at its last frame; no node runs.
+
+        ``frames``: its ``frames``, ``records``, ``outcome``, ``reason`` and ``plan`` (a
+        :class:`~nbgraph.replay.Replay`, or another engine's frames of the same shape).
+        """
+        self.show_frames(frames)
         records = frames.records
         top = [record for record in records if "/" not in record.path]
-        view.status = {
+        self.status = {
             "state": "done",
             "outcome": frames.outcome,
             "reason": frames.reason,
@@ -224,11 +238,10 @@ class GraphView(anywidget.AnyWidget):
             "elapsed": round(sum(record.duration for record in top), 2),
             "current": None,
         }
-        last = frames.frames[-1]
-        view.visits = dict(last.visits)
-        view.fired = {edge_key(*edge): count for edge, count in last.fired.items()}
-        view.log = [exit_line(r.step, r.path, r.branch, r.duration) for r in records[-_LOG_LINES:]]
-        return view
+        last = self._replay.frames[-1]
+        self.visits = dict(last.visits)
+        self.fired = {edge_key(*edge): count for edge, count in last.fired.items()}
+        self.log = [exit_line(r.step, r.path, r.branch, r.duration) for r in records[-_LOG_LINES:]]
 
     def show_frames(self, frames: Any) -> None:
         """Give the slider these replay frames (sent as changes from frame to frame, no state)."""
@@ -425,17 +438,7 @@ class GraphView(anywidget.AnyWidget):
                 seen = inspect_step(source, step)
         else:
             raise ValueError("an 'inspect' message needs a step (a number), a node (a path) or a frame")
-        data = seen.model_dump(mode="json")
-        # The panel shows the start of the input state: a 10,000-message conversation is not sent whole.
-        text = json.dumps(data["input"], default=str)
-        if len(text) > _INPUT_CHARS:
-            data["input"] = f"{text[:_INPUT_CHARS]}\u2026"
-            data["missing"] = [
-                *data.get("missing", ()),
-                f"the view shows the first {_INPUT_CHARS:,} of the input state's {len(text):,} characters; "
-                f"result.inspect({seen.step}).input has all of it",
-            ]
-        return {"type": "inspection", **data}
+        return inspection_message(seen)
 
     def toggle_breakpoint(self, path: Any) -> bool:
         """Add the breakpoint before node ``path`` (``research/search`` inside a sub-graph), or remove it.
@@ -549,6 +552,21 @@ def _node_paths(dag: dict[str, Any], prefix: str = "") -> set[str]:
         if node.get("graph"):
             paths |= _node_paths(node["graph"], path + "/")
     return paths
+
+
+def inspection_message(seen: Inspection) -> dict[str, Any]:
+    """The view's ``inspection`` message for an :class:`~nbgraph.inspection.Inspection`."""
+    data = seen.model_dump(mode="json")
+    # The panel shows the start of the input state: a 10,000-message conversation is not sent whole.
+    text = json.dumps(data["input"], default=str)
+    if len(text) > _INPUT_CHARS:
+        data["input"] = f"{text[:_INPUT_CHARS]}\u2026"
+        data["missing"] = [
+            *data.get("missing", ()),
+            f"the view shows the first {_INPUT_CHARS:,} of the input state's {len(text):,} characters; "
+            f"result.inspect({seen.step}).input has all of it",
+        ]
+    return {"type": "inspection", **data}
 
 
 def widget_data(view: anywidget.AnyWidget) -> dict[str, Any]:
