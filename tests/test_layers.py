@@ -76,8 +76,11 @@ LAYERS: list[tuple[str, set[str]]] = [
             "nbgraph.widget",
             "nbgraph.batch_view",
             "nbgraph.magics",
+            "nbgraph.viewed",
         },
     ),
+    # Another engine's runs in the same view: LangGraph's graphs drawn, watched and forked.
+    ("other engines", {"nbgraph.langgraph", "nbgraph.langgraph.*"}),
 ]
 
 LAZY_UPWARD = {

@@ -1,0 +1,534 @@
+"""A LangGraph run as nbgraph's view watches it: :class:`LangGraphRun` and how it ended.
+
+The run streams the graph as a task of the running loop; it reads the stream into step
+records (see :mod:`._steps`) and holds, between two streams, the pauses LangGraph
+stopped at: the interrupts its nodes raised (``interrupt(value)``) and its static
+breakpoints. Once every open pause has its answer it goes on, as LangGraph goes on:
+a stream from the thread's checkpoint, with ``Command(resume={interrupt id: answer})``,
+in which each interrupted node runs again from its start and ``interrupt()`` returns
+its answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Generator, Mapping, Sequence
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from .. import events
+from ..engine.listeners import Listeners
+from ..errors import NbgraphError, NoPendingRequest, ResumeError, RunStillRunning
+from ..history import BranchState, Step
+from ..names import new_id
+from ..pauses import Pause, answered_here, answers_by_id, bind, read_answer
+from ..plan import Breakpoints
+from ..state import to_jsonable
+from ._drawing import Shape
+from ._steps import Entry, StepBook
+from ._thread import ThreadSteps
+
+__all__ = ["LangGraphResult", "LangGraphRun", "UnsupportedByLangGraph", "forked"]
+
+_MODES = ["debug", "messages"]
+_RERUN = "↻ answering runs {node!r} again from its start: LangGraph resumes an interrupted node from the top"
+
+
+class UnsupportedByLangGraph(NbgraphError, ValueError):
+    """Asked of a LangGraph run something nbgraph's runs do and LangGraph's do not."""
+
+
+class _Stopped(Exception):
+    """A breakpoint was answered ``stop``."""
+
+
+class LangGraphResult:
+    """How a :class:`LangGraphRun` ended: ``outcome``, ``reason``, ``values``, ``history``."""
+
+    def __init__(
+        self,
+        steps: ThreadSteps,
+        outcome: str,
+        reason: str | None,
+        values: Mapping[str, Any],
+        pauses: tuple[Pause, ...] = (),
+        error: BaseException | None = None,
+    ) -> None:
+        self._steps = steps
+        self.outcome = outcome
+        """``done``, ``interrupted`` (open pauses nobody answered), ``aborted`` (stopped) or ``failed``."""
+        self.reason = reason
+        self.values = dict(values)
+        """The graph's state at its latest checkpoint."""
+        self.pauses = pauses
+        self.error = error
+        self.thread = steps.thread
+
+    @property
+    def history(self) -> list[Step]:
+        return steps_of(self._steps.entries)
+
+    def replay(self) -> ThreadSteps:
+        """The run's steps as the view's slider scrubs them (``frames``); nothing runs."""
+        return self._steps
+
+    def problems(self) -> list[Any]:
+        """None: LangGraph checks a graph when it compiles it, and a failed step carries its error."""
+        return []
+
+    def inspect(self, step: int | Step) -> Any:
+        """One step seen whole (an :class:`~nbgraph.inspection.Inspection`): a top-level step
+        number (its latest record) or a record of ``history``."""
+        return self._steps.inspect(step)
+
+    def __repr__(self) -> str:
+        reason = f" ({self.reason})" if self.reason else ""
+        return f"<LangGraphResult {self.outcome}{reason}: {len(self._steps.entries)} steps, thread {self.thread!r}>"
+
+
+def steps_of(entries: Sequence[Entry]) -> list[Step]:
+    return [entry.record for entry in entries]
+
+
+class LangGraphRun:
+    """One run of a compiled LangGraph graph, streamed as a task of the running loop.
+
+    The verbs are those of nbgraph's :class:`~nbgraph.Run`: :meth:`answer` (an interrupt
+    with its value, a breakpoint with ``"continue"``, ``"step"`` or ``"stop"``, what no
+    answer means ``"continue"``), :meth:`approve` / :meth:`deny` (``True`` / ``False``
+    to the one open interrupt), :meth:`cancel`, :meth:`next_pause`, :meth:`subscribe`;
+    ``await run`` gives the graph's final state (a dict), :meth:`result` how it ended.
+    """
+
+    def __init__(
+        self,
+        app: Any,
+        input: Any,
+        config: Mapping[str, Any] | None,
+        plan: Shape,
+        *,
+        shared: ThreadSteps | None = None,
+        fork: tuple[Mapping[str, Any], Any] | None = None,
+    ) -> None:
+        config = dict(config or {})
+        configurable = dict(config.get("configurable") or {})
+        configurable.setdefault("thread_id", new_id())
+        self._first = {**config, "configurable": configurable}
+        """The config of the run's first stream: a checkpoint_id given there is where it starts."""
+        configurable = {key: value for key, value in configurable.items() if key != "checkpoint_id"}
+        if not isinstance(app.checkpointer, BaseCheckpointSaver):
+            # As a live nbgraph run keeps its checkpoints in memory: LangGraph writes the
+            # checkpoints a view reads (supersteps, interrupts, forks) only to a saver.
+            app = app.copy(update={"checkpointer": InMemorySaver()})
+        self.app = app
+        self.config: dict[str, Any] = {**config, "configurable": configurable}
+        self.thread = str(configurable["thread_id"])
+        self.plan = plan._replace(max_steps=config.get("recursion_limit"))
+        self.replaced: tuple[str, ...] = ()
+        self._input = input
+        self._fork = fork
+        self._entries: list[Entry] = list(shared.entries) if shared is not None else []
+        self._records = steps_of(self._entries)
+        self._listeners = Listeners(thread=self.thread)
+        self._book = StepBook(plan.routes, self._entries, self._records, self._listeners)
+        if shared is not None:
+            self._book.checkpoints.update(shared.checkpoints)
+        self._pauses: dict[str, Pause] = {}
+        self._given: dict[str, Any] = {}
+        self._told: dict[str, str] = {}
+        self._changed = asyncio.Event()
+        self._unanswered: str | None = None
+        self._task: asyncio.Task[LangGraphResult] | None = None
+        self._result: LangGraphResult | None = None
+
+    # -- what it is doing ----------------------------------------------------------------
+
+    @property
+    def step(self) -> int:
+        """The latest superstep of the graph itself (sub-graphs count their own)."""
+        return self._book.step
+
+    @property
+    def done(self) -> bool:
+        return self._result is not None
+
+    @property
+    def live(self) -> bool:
+        return self._result is None
+
+    @property
+    def checkpointer(self) -> Any:
+        return self.app.checkpointer
+
+    @property
+    def recorded(self) -> int:
+        return len(self._records)
+
+    @property
+    def history(self) -> list[Step]:
+        return list(self._records)
+
+    def history_since(self, count: int) -> list[Step]:
+        return self._records[count:]
+
+    @property
+    def running(self) -> tuple[str, ...]:
+        return self._book.running
+
+    @property
+    def branches(self) -> list[BranchState]:
+        return [
+            BranchState(task.node, task.path, task.branch or task.node, task.status)
+            for group in self._book.groups()
+            for task in group
+        ]
+
+    @property
+    def upcoming(self) -> str | None:
+        if self._result is not None:
+            return None
+        running = self._book.running
+        return running[0] if running else None
+
+    @property
+    def pauses(self) -> tuple[Pause, ...]:
+        """The pauses open now and not yet answered, oldest first."""
+        return tuple(pause for pause in self._pauses.values() if pause.id not in self._given)
+
+    @property
+    def breakpoints(self) -> Breakpoints:
+        """The graph's static breakpoints (``interrupt_before`` / ``interrupt_after``), by path."""
+        return self.plan.breakpoints
+
+    @breakpoints.setter
+    def breakpoints(self, value: Breakpoints) -> None:
+        raise UnsupportedByLangGraph(
+            "a LangGraph graph's breakpoints are compiled into it: "
+            "compile it with interrupt_before=[...] / interrupt_after=[...] and start it again"
+        )
+
+    def steps(self) -> ThreadSteps:
+        """The run's steps so far, as the inspector and a fork read them."""
+        return ThreadSteps(self.app, self.config, self.plan, tuple(self._entries), dict(self._book.checkpoints))
+
+    def subscribe(self, listener: Callable[[Any], Any], *, steps: bool = True) -> Callable[[], None]:
+        """Call ``listener(event)`` for each :mod:`nbgraph.events` event from now on; returns an
+        unsubscribe function. ``steps=False`` leaves out ``node-enter``, ``node-exit`` and ``route``."""
+        return self._listeners.subscribe(listener, steps=steps)
+
+    # -- talking to it -------------------------------------------------------------------
+
+    def answer(self, value: Any = None, *, pause: str | None = None) -> None:
+        """Answer the open pause, or the one ``pause`` names, or several with a mapping of
+        pause ids (interrupt ids) to answers; the run goes on once every open pause has one.
+
+        Raises:
+            NoPendingRequest: the run waits for no answer now.
+            ResumeError: the answer names a pause that is not open, cannot say which of
+                several it is for, or is not one of the options its interrupt offered.
+        """
+        open_ = self.pauses
+        if not open_ and pause is None and not answers_by_id(value):
+            raise NoPendingRequest(
+                f"run {self.thread!r} waits for no answer"
+                + (" (it has finished)" if self.done else "; use `await run.next_pause()` to wait for a pause")
+            )
+        given = bind(open_, value, pause, thread=self.thread, story=self._told.get)
+        kinds = {p.id: p for p in open_}
+        given = {
+            pid: "continue" if answer is None and kinds[pid].kind == "breakpoint" else answer
+            for pid, answer in given.items()
+        }
+        for pid, answer in given.items():  # every answer checked before any is given
+            read_answer(kinds[pid], answer)
+        for pid, answer in given.items():
+            asked = kinds[pid]
+            self._given[pid] = answer
+            self._told[pid] = answered_here(asked, answer)
+            if asked.kind == "input":
+                self._book.answers.setdefault((asked.path, asked.step, asked.branch), []).append((asked, answer))
+            self._listeners.emit_if(
+                lambda asked=asked, answer=answer: events.Answer(
+                    thread=self.thread,
+                    step=asked.step,
+                    path=asked.path,
+                    branch=asked.branch,
+                    pause_id=asked.id,
+                    answer=to_jsonable(answer, strict=False),
+                )
+            )
+        if not self.pauses:
+            self._changed.set()
+
+    def approve(self) -> None:
+        """Answer the one open interrupt with ``True``."""
+        self.answer(True, pause=self._only().id)
+
+    def deny(self) -> None:
+        """Answer the one open interrupt with ``False``."""
+        self.answer(False, pause=self._only().id)
+
+    def _only(self) -> Pause:
+        open_ = self.pauses
+        if len(open_) != 1:
+            raise ResumeError(
+                f"run {self.thread!r} waits for {len(open_)} answers: answer each with run.answer(value, pause=id)"
+                if open_
+                else f"run {self.thread!r} waits for no answer"
+            )
+        return open_[0]
+
+    def steer(self, text: str) -> None:
+        raise UnsupportedByLangGraph(
+            "a LangGraph run takes no message while it runs: its nodes read only their state "
+            "(answer an interrupt, or fork with an update, instead)"
+        )
+
+    def cancel(self) -> None:
+        """Stop the run: it ends ``aborted``; the thread keeps its latest checkpoint."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    def stop_waiting(self, why: str) -> None:
+        """Nobody will answer: the run ends ``interrupted`` at its open pauses, saying ``why``;
+        the thread stays interrupted, so ``start(app, Command(resume=...), config)`` goes on."""
+        self._unanswered = why
+        self._changed.set()
+
+    async def next_pause(self, timeout: float | None = None) -> Pause | None:
+        """Wait until the run opens a pause (returned) or ends (None)."""
+
+        async def wait() -> Pause | None:
+            while True:
+                if self.pauses:
+                    return self.pauses[0]
+                if self._result is not None:
+                    return None
+                self._changed.clear()
+                await self._changed.wait()
+
+        return await asyncio.wait_for(wait(), timeout)
+
+    def result(self) -> LangGraphResult:
+        """How the run ended.
+
+        Raises:
+            RunStillRunning: the run has not ended; ``await run`` instead.
+        """
+        if self._result is None:
+            raise RunStillRunning(
+                f"run {self.thread!r} of graph {self.plan.name!r} is still running (step {self.step}) "
+                "- use `await run` to wait for it"
+            )
+        return self._result
+
+    # -- running it ----------------------------------------------------------------------
+
+    def launch(self) -> LangGraphRun:
+        """Run it as a task of the running loop."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError(
+                "nbgraph.langgraph.start() needs a running event loop (a notebook cell, or async code: "
+                "asyncio.run(main()) where main awaits the run)"
+            ) from None
+        self._task = loop.create_task(self._execute())
+        return self
+
+    def __await__(self) -> Generator[Any, None, dict[str, Any]]:
+        return self._values().__await__()
+
+    async def _values(self) -> dict[str, Any]:
+        if self._task is None:
+            raise RunStillRunning("this run was not started; use nbgraph.langgraph.start(app, input, config)")
+        result = await asyncio.shield(self._task)
+        if result.error is not None:
+            raise result.error
+        return result.values
+
+    async def _execute(self) -> LangGraphResult:
+        self._listeners.emit_if(
+            lambda: events.RunStart(
+                thread=self.thread, step=self.step, graph=self.plan.name, resumed=self._fork is not None
+            )
+        )
+        outcome, reason, error = "done", None, None
+        try:
+            config: Mapping[str, Any] = self._first
+            if self._fork is not None:
+                at, update = self._fork
+                config = await self.app.aupdate_state(at, update) if update is not None else at
+            command, before = self._input, None
+            while True:
+                await self._stream(command, config, before)
+                config = self.config  # the thread's latest checkpoint, from now on
+                state = await self.app.aget_state(config)
+                if not state.next:
+                    break
+                asked = self._open(state)
+                await self._answered()
+                command, before = self._going_on(asked)
+        except _Stopped:
+            outcome, reason = "aborted", "stopped at a breakpoint"
+        except asyncio.CancelledError:
+            outcome, reason = "aborted", "stopped (run.cancel(), or Stop in the view)"
+        except _Unanswered:
+            outcome, reason = "interrupted", self._unanswered
+        except Exception as exc:
+            outcome, reason, error = "failed", f"{type(exc).__name__}: {exc}", exc
+        return self._finish(outcome, reason, error)
+
+    async def _stream(self, command: Any, config: Mapping[str, Any], before: Any) -> None:
+        options: dict[str, Any] = {"stream_mode": _MODES, "subgraphs": True}
+        if before is not None:
+            options["interrupt_before"] = before
+        read = self._book.read
+        async for namespace, mode, chunk in self.app.astream(command, config, **options):
+            read(namespace, mode, chunk)
+
+    def _open(self, state: Any) -> list[Pause]:
+        """The pauses a stream stopped at: its interrupts, else its static breakpoints."""
+        asked = [self._interrupt(interrupt, state) for interrupt in state.interrupts] or self._breaks(state)
+        for pause in asked:
+            self._pauses[pause.id] = pause
+            self._listeners.emit_if(
+                lambda pause=pause: events.Interrupt(
+                    thread=self.thread, step=pause.step, path=pause.path, branch=pause.branch, pause=pause
+                )
+            )
+        self._changed.set()
+        return asked
+
+    def _interrupt(self, interrupt: Any, state: Any) -> Pause:
+        where = self._book.where(interrupt.id)
+        if where is None:  # asked before this run (it continues an interrupted thread)
+            node = next((t.name for t in state.tasks if any(i.id == interrupt.id for i in t.interrupts)), "")
+            where = (node, node, int(state.metadata.get("step", 0)) + 1, None)
+        node, path, step, branch = where
+        value = interrupt.value
+        text, options = _question(value)
+        return Pause(
+            id=interrupt.id,
+            kind="input",
+            node=node,
+            step=step,
+            path=path,
+            branch=branch,
+            prompt=f"{text} ({_RERUN.format(node=path)})",
+            question=to_jsonable(value, strict=False),
+            options=options,
+            input_kind="choice" if options else "text",
+        )
+
+    def _breaks(self, state: Any) -> list[Pause]:
+        """Where a static breakpoint stopped the graph: after the nodes that just ran, or before those next."""
+        step = int(state.metadata.get("step", 0))
+        after = self.plan.breakpoints.after
+        last = [record for record in self._book.last if record.step == step and record.path in after]
+        if last:
+            return [
+                Pause(
+                    id=new_id(),
+                    kind="breakpoint",
+                    node=record.node,
+                    step=step,
+                    path=record.path,
+                    at="after",
+                    update=to_jsonable(record.update, strict=False),
+                    prompt=f"breakpoint after {record.path}",
+                )
+                for record in last
+            ]
+        before = self.plan.breakpoints.before
+        nodes = [node for node in state.next if node in before] or list(state.next)
+        return [
+            Pause(
+                id=new_id(),
+                kind="breakpoint",
+                node=node,
+                step=step + 1,
+                path=node,
+                at="before",
+                prompt=f"breakpoint before {node}",
+            )
+            for node in nodes
+        ]
+
+    async def _answered(self) -> None:
+        while self.pauses:
+            if self._unanswered is not None:
+                raise _Unanswered
+            self._changed.clear()
+            await self._changed.wait()
+
+    def _going_on(self, asked: Sequence[Pause]) -> tuple[Any, Any]:
+        """The input and ``interrupt_before`` of the stream that goes on from the answers."""
+        given = {pause.id: self._given.pop(pause.id) for pause in asked}
+        self._pauses.clear()
+        if asked[0].kind == "input":
+            return Command(resume=given), None
+        words = set(given.values())
+        if "stop" in words:
+            raise _Stopped
+        return None, "*" if "step" in words else None
+
+    def _finish(self, outcome: str, reason: str | None, error: BaseException | None) -> LangGraphResult:
+        self._book.settle_unfinished()
+        pauses = self.pauses if outcome == "interrupted" else ()
+        steps = self.steps()._replace(outcome=outcome, reason=reason)
+        result = self._result = LangGraphResult(steps, outcome, reason, self._book.values, pauses, error)
+        self._listeners.emit_if(lambda: events.Done(thread=self.thread, step=self.step, outcome=outcome, reason=reason))
+        self._changed.set()
+        return result
+
+    def __repr__(self) -> str:
+        status = self._result.outcome if self._result else f"running, step {self.step}"
+        return f"<LangGraphRun {self.plan.name!r} thread={self.thread!r} ({status})>"
+
+
+def forked(steps: ThreadSteps, step: int, update: Any = None) -> LangGraphRun:
+    """A run (not yet launched) going on from the checkpoint after ``step`` of ``steps``,
+    holding the steps up to it."""
+    if isinstance(step, bool) or not isinstance(step, int) or step not in steps.checkpoints:
+        known = sorted(steps.checkpoints)
+        told = f"steps {known[0]} to {known[-1]}" if known else "no checkpoints"
+        raise ValueError(f"thread {steps.thread!r} has {told} to fork from, not {step!r}")
+    kept = []
+    waiting = []  # a sub-graph's steps, kept with the step of the node that ran it
+    for entry in steps.entries:
+        if "/" in entry.record.path:
+            waiting.append(entry)
+        elif entry.record.step <= step:
+            kept += [*waiting, entry]
+            waiting = []
+        else:
+            break
+    shared = steps._replace(entries=tuple(kept), checkpoints={k: v for k, v in steps.checkpoints.items() if k <= step})
+    return LangGraphRun(
+        steps.app, None, steps.config, steps.plan, shared=shared, fork=(steps.checkpoints[step], update)
+    )
+
+
+class _Unanswered(Exception):
+    """``stop_waiting`` was called while pauses were open."""
+
+
+def _question(value: Any) -> tuple[str, tuple[str, ...] | None]:
+    """An interrupt's value as a question's text, and the options it offers (a mapping's
+    ``"options"``, when they are strings)."""
+    if isinstance(value, str):
+        return value, None
+    options = value.get("options") if isinstance(value, Mapping) else None
+    offered = (
+        tuple(options) if isinstance(options, (list, tuple)) and all(isinstance(o, str) for o in options) else None
+    )
+    if isinstance(value, Mapping):
+        for key in ("question", "prompt", "message", "text"):
+            if isinstance(value.get(key), str):
+                return value[key], offered
+    return json.dumps(to_jsonable(value, strict=False)), offered

@@ -1,0 +1,123 @@
+"""nbgraph's live view of LangGraph graphs: :class:`LangGraphView`.
+
+It is :class:`~nbgraph.widget.GraphView` drawing a LangGraph graph; a run of it meets the
+view through the same door as the engine's runs (:class:`~nbgraph.viewed.ViewedRun`).
+What the view asks of the engine itself is asked of LangGraph here instead: a step's
+inspection (from the run's stream or the thread's checkpoints) and a fork (LangGraph's
+``update_state`` on a checkpoint, and a run from it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._observer import place
+from ..widget import GraphView, inspection_message, widget_data
+from ._drawing import Shape
+from ._run import LangGraphRun, UnsupportedByLangGraph, forked
+from ._thread import ThreadSteps, inspect_entry, step_index
+
+__all__ = ["LangGraphView", "show"]
+
+
+class LangGraphView(GraphView):
+    """A LangGraph graph drawn top to bottom, and a run or a thread of it when bound to one."""
+
+    def __init__(self, plan: Shape | None = None, *, steps: ThreadSteps | None = None, **kwargs: Any) -> None:
+        super().__init__(dag=plan.dag if plan is not None else {}, **kwargs)
+        if plan is not None:
+            self.breakpoints = {"before": sorted(plan.breakpoints.before), "after": sorted(plan.breakpoints.after)}
+        self.steps = steps
+        """The thread's steps the view shows when no run is bound to it (a replay)."""
+
+    def _shown(self) -> ThreadSteps:
+        observer = self.observer
+        if observer is not None:
+            run = observer.run
+            assert isinstance(run, LangGraphRun)
+            return run.steps()
+        if self.steps is None:
+            raise ValueError("this view shows a graph, not a run: there is no step to inspect or fork")
+        return self.steps
+
+    def inspection(self, content: dict[str, Any]) -> dict[str, Any]:
+        """The inspector's message for ``{"type": "inspect", ...}``: a step named by ``step``
+        (with ``where``, the log line's place), ``node`` (its latest step) or ``frame``.
+
+        Raises:
+            ValueError: the run has no such step.
+        """
+        shown = self._shown()
+        entries = shown.entries
+        frame, node, step, where = (content.get(key) for key in ("frame", "node", "step", "where"))
+        if isinstance(frame, int) and not isinstance(frame, bool):
+            if not 0 < frame <= len(entries):
+                raise ValueError(f"the run has frames 1 to {len(entries)} to inspect, not {frame}")
+            index = frame - 1
+        elif isinstance(node, str):
+            index = next((i for i in range(len(entries) - 1, -1, -1) if entries[i].record.path == node), -1)
+            if index < 0:
+                raise ValueError(f"node {node!r} has not run in this run: there is no step of it to inspect")
+        elif isinstance(step, int) and not isinstance(step, bool) and isinstance(where, str):
+            index = next(
+                (
+                    i
+                    for i in range(len(entries) - 1, -1, -1)
+                    if entries[i].record.step == step
+                    and place(entries[i].record.path, entries[i].record.branch) == where
+                ),
+                -1,
+            )
+            if index < 0:
+                raise ValueError(f"the run has no step {step} at {where!r} to inspect")
+        elif isinstance(step, int) and not isinstance(step, bool):
+            index = step_index(entries, step)
+        else:
+            raise ValueError("an 'inspect' message needs a step (a number), a node (a path) or a frame")
+        return inspection_message(inspect_entry(entries[index], shown, shown.missing))
+
+    def toggle_breakpoint(self, path: Any) -> bool:
+        raise UnsupportedByLangGraph(
+            f"no breakpoint at {path!r} from the view: a LangGraph graph's breakpoints are compiled into it "
+            "(compile it with interrupt_before=[...] / interrupt_after=[...])"
+        )
+
+    def fork(self, step: int, graph: Any = None, update: Any = None) -> LangGraphRun:
+        """Fork the view's thread after ``step`` (what "Fork from here" does) and show the fork here.
+
+        LangGraph's ``update_state`` writes ``update`` onto the checkpoint after ``step`` (none:
+        the fork goes on from that checkpoint as it is) and a run goes on from there in the
+        same thread: the steps up to ``step`` are kept, nothing before it runs again. The path
+        the thread took before stays drawn beside it (``previous``); a run of it still waiting
+        for an answer is stopped. Returns the new run.
+
+        Raises:
+            ValueError: the view shows no thread, or ``step`` is not one of its steps.
+        """
+        if graph is not None:
+            raise UnsupportedByLangGraph("a LangGraph fork goes on with the graph the thread ran: give no graph=")
+        old = self.observer
+        shown = self._shown()
+        run = forked(shown, step, update)
+        self.previous = {"thread": shown.thread, "step": step, "visits": dict(self.visits), "fired": dict(self.fired)}
+        if old is not None and not old.run.done:
+            old.detach()
+            old.run.cancel()  # it waited for an answer; its fork goes on instead
+        self.steps = None
+        self.frames = {}
+        self.problems = []
+        observer = self._bind(run, seen=0)  # the shared steps first, then the fork's own
+        observer.note(
+            f"fork of {shown.thread} after step {step}: steps up to {step} are kept, nothing before runs again"
+        )
+        run.launch()
+        return run
+
+
+def show(view: GraphView, mermaid: str) -> None:
+    """Display ``view`` below the current cell, with the graph's mermaid text where widgets do not render."""
+    from IPython.display import display
+
+    data = widget_data(view)
+    data["text/markdown"] = f"```mermaid\n{mermaid}```\n"
+    display(data, raw=True)

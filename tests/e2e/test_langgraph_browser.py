@@ -1,0 +1,42 @@
+"""A LangGraph graph in nbgraph's view, in a real JupyterLab: its interrupt answered by typing."""
+
+from __future__ import annotations
+
+from conftest import ARTIFACTS
+from test_widget_browser import TIMEOUT, printed, run_all
+
+
+def test_answer_a_langgraph_interrupt_by_typing_and_pressing_enter(lab, page):
+    panel = run_all(page, lab, "langgraph.ipynb")
+    view = panel.locator(".nbg-root.nbg-live")
+    view.wait_for(timeout=TIMEOUT)
+    page.wait_for_function(
+        "() => document.querySelectorAll('.jp-NotebookPanel .nbg-live .nbg-node').length === 5", timeout=TIMEOUT
+    )
+    nodes = view.locator(".nbg-node").evaluate_all("els => els.map(e => e.dataset.node)")
+    assert sorted(nodes) == ["__end__", "__start__", "ask", "plan", "research"]
+
+    # The interrupt: its question, and the note that LangGraph runs the node again from its start.
+    answer = view.locator("input.nbg-answer")
+    answer.wait_for(timeout=TIMEOUT)
+    prompt = view.locator(".nbg-pause-prompt").inner_text()
+    assert prompt.startswith("Which city should we visit?")
+    assert "runs 'ask' again from its start" in prompt
+    assert view.get_attribute("data-current") == "ask"
+    answer.fill("Kyoto")
+    answer.press("Enter")
+
+    # The run goes on and ends: the page says so, and so does the kernel (the awaiting cell prints).
+    page.wait_for_function(
+        "() => document.querySelector('.jp-NotebookPanel .nbg-live').dataset.state === 'done'", timeout=TIMEOUT
+    )
+    assert printed(panel, "RESULT") == "RESULT done ask->research->plan three days in Kyoto (Kyoto: temples, markets)"
+    fired = view.locator(".nbg-edge.nbg-fired").evaluate_all("els => els.map(e => e.dataset.edge)")
+    assert set(fired) == {
+        "__start__\u2192ask",
+        "ask\u2192research",
+        "research\u2192plan",
+        "plan\u2192__end__",
+    }
+    ARTIFACTS.mkdir(exist_ok=True)
+    view.screenshot(path=str(ARTIFACTS / "langgraph-done.png"))
