@@ -98,6 +98,23 @@ def counted(log: Path) -> Counter:
     return Counter(log.read_text().splitlines())
 
 
+def test_a_batch_after_ray_was_shut_down_and_started_again_runs_on_new_actors(cluster, redis_url, tmp_path):
+    # A new runtime numbers its jobs from the start again: actors of the old one must not be reused.
+    store = RedisCheckpointer(redis_url, prefix=PREFIX)
+    inputs = {n: {"n": n} for n in (1, 2)}
+    before = build(str(tmp_path / "before.txt")).batch(
+        inputs, checkpointer=store, batch="before-restart", executor="ray", progress=False, table="rows"
+    )
+    ray.shutdown()
+    path = os.pathsep.join([str(HERE), str(HERE.parent)])
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": {"PYTHONPATH": path}})
+    after = build(str(tmp_path / "after.txt")).batch(
+        inputs, checkpointer=store, batch="after-restart", executor="ray", progress=False, table="rows"
+    )
+    assert [row.error for row in after] == [None, None]
+    assert shape(after) == shape(before) == [(n, "done", ("first", "work", "small", "last")) for n in inputs]
+
+
 def test_the_ray_path_gives_the_local_table_and_progress_as_rows_arrive(cluster, redis_url, tmp_path):
     local_log, ray_log = tmp_path / "local.txt", tmp_path / "ray.txt"
     local = build(str(local_log)).batch(

@@ -145,9 +145,12 @@ class RayExecutor:
                     options.setdefault("include_dashboard", False)
                 ray.init(address=self.address, **options)
             # Executors with the same options share their actors (executor="ray" makes one per batch),
-            # for as long as this connection to Ray lasts.
+            # for as long as this connection to Ray lasts. A runtime started again numbers its jobs
+            # from the start: its node, started anew, tells it from the one whose actors are gone.
+            context = ray.get_runtime_context()
             key = (
-                ray.get_runtime_context().get_job_id(),
+                context.get_node_id(),
+                context.get_job_id(),
                 self.actors,
                 self.per_actor,
                 self.retries,
