@@ -3,9 +3,10 @@ count and is as wide as its share, and a click (or Enter) on an edge lists its i
 
 from __future__ import annotations
 
-from conftest import ARTIFACTS
 from playwright.sync_api import expect
 from test_widget_browser import TIMEOUT, printed, run_all
+
+from conftest import ARTIFACTS
 
 ODD = "work\u2192odd"
 EVEN = "work\u2192even"

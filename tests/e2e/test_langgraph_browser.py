@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import ARTIFACTS
 from test_widget_browser import TIMEOUT, printed, run_all
+
+from conftest import ARTIFACTS
 
 
 def test_answer_a_langgraph_interrupt_by_typing_and_pressing_enter(lab, page):

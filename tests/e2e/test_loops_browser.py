@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import re
 
-from conftest import ARTIFACTS
 from drawings import ROOT
 from playwright.sync_api import expect
 from test_widget_browser import TIMEOUT, printed, run_all
+
+from conftest import ARTIFACTS
 
 AXE = ROOT / "js" / "node_modules" / "axe-core" / "axe.min.js"
 LOOP = "agent\u2192agent"

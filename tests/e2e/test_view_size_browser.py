@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import ARTIFACTS
 from test_widget_browser import TIMEOUT, printed, run_all
+
+from conftest import ARTIFACTS
 
 MAX_HEIGHT = 600  # px: the drawing's height on screen at most (js/src/zoom.js)
 READABLE = 0.75  # the smallest scale a graph opens at
