@@ -184,6 +184,25 @@ def tally(steps: Iterable[Step], visits: dict[str, int], fired: dict[tuple[str, 
                 fired[key] = fired.get(key, 0) + 1
 
 
+def tally_by_path(steps: Iterable[Step], visits: dict[str, int], fired: dict[tuple[str, str], int]) -> None:
+    """:func:`tally` for the steps of every level at once, keyed by path: a node inside a
+    sub-graph counts as ``research/search``, and its edges with both ends so written (as the
+    replay slider counts them)."""
+    for record in steps:
+        level = record.path.rpartition("/")[0]
+        prefix = f"{level}/" if level else ""
+        if record.step == 1:
+            key = (prefix + START, record.path)
+            fired[key] = fired.get(key, 0) + 1
+        if record.error is None:
+            visits[record.path] = visits.get(record.path, 0) + 1
+        edge = record.edge
+        if edge is not None:
+            for target in edge.targets:
+                key = (prefix + edge.source, prefix + target)
+                fired[key] = fired.get(key, 0) + 1
+
+
 def tally_within(steps: Iterable[Step], path: str, visits: dict[str, int], fired: dict[tuple[str, str], int]) -> None:
     """:func:`tally` for the steps of the sub-graph at ``path`` (``research``, ``research/deep``)."""
     prefix = path + "/"

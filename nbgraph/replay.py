@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ._timeline import Walk, record_key
 from .engine.calls import replay as fold_record
 from .engine.calls import shares_state
-from .history import FiredEdge, Frame, Step
+from .history import FiredEdge, Frame, Step, tally_by_path
 from .inspection import Inspection, inspect_step
 from .inspection._sources import _plan, _stored, _top, _values
 from .inspection._step import _inspect
@@ -58,6 +58,30 @@ class ReplayFrame(NamedTuple):
     fired: Mapping[tuple[str, str], int]
     values: Mapping[str, Any]
     """The state after the record, as the engine keeps it (field -> value)."""
+
+    @classmethod
+    def after(
+        cls,
+        index: int,
+        record: Step,
+        visits: Mapping[str, int],
+        fired: Mapping[tuple[str, str], int],
+        values: Mapping[str, Any],
+    ) -> ReplayFrame:
+        """The frame after ``record``, the counts copied as they stand."""
+        return cls(
+            index,
+            record.step,
+            record.node,
+            record.path,
+            record.branch,
+            record.visit,
+            record.edge,
+            record.error,
+            dict(visits),
+            dict(fired),
+            values,
+        )
 
     @property
     def state(self) -> dict[str, Any]:
@@ -318,33 +342,10 @@ class Replay:
         fired: dict[tuple[str, str], int] = {}
         yield ReplayFrame(0, 0, None, None, None, 0, None, None, {}, {}, values)
         for index, record in enumerate(records, start=1):
-            level = record.path.rpartition("/")[0]
-            prefix = level + "/" if level else ""
-            if record.step == 1:
-                key = (prefix + START, prefix + record.node)
-                fired[key] = fired.get(key, 0) + 1
-            if record.error is None:
-                visits[record.path] = visits.get(record.path, 0) + 1
-                if not known or shares_state(plan, record.path):
-                    values = fold_record(schema, values, record)
-            edge = record.edge
-            if edge is not None:
-                for target in edge.targets:
-                    key = (prefix + edge.source, prefix + target)
-                    fired[key] = fired.get(key, 0) + 1
-            yield ReplayFrame(
-                index,
-                record.step,
-                record.node,
-                record.path,
-                record.branch,
-                record.visit,
-                edge,
-                record.error,
-                dict(visits),
-                dict(fired),
-                values,
-            )
+            tally_by_path((record,), visits, fired)
+            if record.error is None and (not known or shares_state(plan, record.path)):
+                values = fold_record(schema, values, record)
+            yield ReplayFrame.after(index, record, visits, fired, values)
 
 
 def replay(source: Any, *, checkpointer: Checkpointer | None = None, graph: Any = None) -> Replay:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from typing import Any, NamedTuple
 
-from ..history import Step
+from ..history import Step, tally_by_path
 from ..inspection import EdgeTaken, Inspection, LLMExchange, PauseSeen, ToolUse, diff_states
 from ..names import START
 from ..replay import ReplayFrame
@@ -98,35 +98,9 @@ def frames_of(entries: Sequence[Entry]) -> tuple[ReplayFrame, ...]:
     fired: dict[tuple[str, str], int] = {}
     frames = [ReplayFrame(0, 0, None, None, None, 0, None, None, {}, {}, {})]
     for index, entry in enumerate(entries, start=1):
-        record = entry.record
-        level = record.path.rpartition("/")[0]
-        prefix = f"{level}/" if level else ""
-        if record.step == 1:
-            key = (prefix + START, record.path)
-            fired[key] = fired.get(key, 0) + 1
-        if record.error is None:
-            visits[record.path] = visits.get(record.path, 0) + 1
-        edge = record.edge
-        if edge is not None:
-            for target in edge.targets:
-                key = (prefix + edge.source, prefix + target)
-                fired[key] = fired.get(key, 0) + 1
+        tally_by_path((entry.record,), visits, fired)
         values = entry.after if entry.after is not None else frames[-1].values
-        frames.append(
-            ReplayFrame(
-                index,
-                record.step,
-                record.node,
-                record.path,
-                record.branch,
-                record.visit,
-                edge,
-                record.error,
-                dict(visits),
-                dict(fired),
-                values,
-            )
-        )
+        frames.append(ReplayFrame.after(index, entry.record, visits, fired, values))
     return tuple(frames)
 
 
