@@ -433,26 +433,6 @@ class PostgresSpec(crash.Spec):
         return not found or found[0][0]
 
 
-class PostgresChild(crash.Child):
-    """A child running ``postgres_chat_child.py``, which speaks as ``chat_child.py`` does."""
-
-    def __init__(self, tmp_path: Path, spec: crash.Spec, thread: str, *, paced: bool, handshake: bool) -> None:
-        self.stderr_path = tmp_path / f"child-{uuid.uuid4().hex[:8]}.stderr"
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(crash.REPO), os.environ.get("PYTHONPATH")])),
-        }
-        command = [sys.executable, str(PROGRAMS / "postgres_chat_child.py"), *spec.args(), thread]
-        command += [str(int(paced)), str(int(handshake))]
-        with open(self.stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=crash.REPO, env=env, bufsize=0
-            )
-        self.pid = self.proc.pid
-        self._buffer = b""
-        self.said: list[str] = []
-
-
 @pytest.fixture
 def backend(postgres_dsn):
     """Makes a Spec for the test's store."""
@@ -462,10 +442,10 @@ def backend(postgres_dsn):
 @pytest.fixture
 def spawn(tmp_path):
     """Start children; every one still alive at the end is killed."""
-    children: list[PostgresChild] = []
+    children: list[crash.Child] = []
 
-    def start(spec: crash.Spec, thread: str, *, paced: bool = True, handshake: bool = False) -> PostgresChild:
-        child = PostgresChild(tmp_path, spec, thread, paced=paced, handshake=handshake)
+    def start(spec: crash.Spec, thread: str, *, paced: bool = True, handshake: bool = False) -> crash.Child:
+        child = crash.Child(tmp_path, spec, thread, paced=paced, handshake=handshake)
         children.append(child)
         return child
 

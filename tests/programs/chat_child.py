@@ -2,7 +2,8 @@
 
     python chat_child.py KIND WHERE PREFIX LEASE_TTL THREAD PACED HANDSHAKE
 
-KIND is sqlite (WHERE a file) or redis (WHERE a URL, PREFIX its key prefix). It says where it
+KIND is sqlite (WHERE a file), redis (WHERE a URL, PREFIX its key prefix) or postgres
+(WHERE a DSN, PREFIX unused: its schema is in the DSN). It says where it
 stands with a line on stdout ("begin", "step STEP COUNT" from inside its node, "result ...",
 "busy ..."). PACED=1: each node waits for a line on stdin before it returns (until stdin
 closes). HANDSHAKE=1: it says "ready" and waits for a line before it takes the thread.
@@ -11,7 +12,7 @@ closes). HANDSHAKE=1: it says "ready" and waits for a line before it takes the t
 import json
 import sys
 
-from nbgraph import RedisCheckpointer, Resume, SQLiteCheckpointer, ThreadBusy
+from nbgraph import PostgresCheckpointer, RedisCheckpointer, Resume, SQLiteCheckpointer, ThreadBusy
 
 
 def say(*words):
@@ -23,6 +24,8 @@ def main(kind, where, prefix, lease_ttl, thread, paced, handshake):
 
     if kind == "sqlite":
         store = SQLiteCheckpointer(where, lease_ttl=float(lease_ttl))
+    elif kind == "postgres":
+        store = PostgresCheckpointer(where, lease_ttl=float(lease_ttl))
     else:
         store = RedisCheckpointer(where, prefix=prefix, lease_ttl=float(lease_ttl))
 
