@@ -36,28 +36,15 @@ from __future__ import annotations
 
 import argparse
 import functools
-import http.server
-import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+from chromium_page import chromium_page  # noqa: E402  (beside this file)
 from drawings import hard_dags, notebook_dags  # noqa: E402
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 LAYOUTS = ("dagre (the view)", "ELK orthogonal", "ELK splines")
 
 PAGE = """<!doctype html>
@@ -165,26 +152,6 @@ window.ready = true;
 """
 
 
-class _Site(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        if self.path == "/favicon.ico":
-            self.send_response(204)
-            self.end_headers()
-            return
-        if self.path != "/layouts.html":
-            super().do_GET()
-            return
-        body = PAGE.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
 def bundled_kb(module: str) -> float:
     """The minified size of ``module`` (from js/node_modules) as esbuild bundles it, in KB."""
     esbuild = ROOT / "js" / "node_modules" / ".bin" / "esbuild"
@@ -229,34 +196,22 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="also write the tables to this Markdown file")
     args = parser.parse_args()
 
-    from playwright.sync_api import sync_playwright
-
     if not (ROOT / "js" / "node_modules" / "elkjs").exists():
         raise SystemExit("js/node_modules/elkjs is missing: run `cd js && npm ci` first")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Site, directory=str(ROOT)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            page = browser.new_page()
-            page.goto(f"http://127.0.0.1:{server.server_port}/layouts.html")
-            page.wait_for_function("() => window.ready === true")
-            run = functools.partial(page.evaluate, "([dag, repeat]) => window.compare(dag, repeat)")
-            notebooks = [(name, run([dag, args.repeat])) for name, dag in notebook_dags()]
-            hard = [(name, run([dag, args.repeat])) for name, dag, _ in hard_dags()]
-            generated = [
-                (
-                    name,
-                    page.evaluate(
-                        "([name, repeat]) => window.compare(window.generated[name], repeat)", [name, args.repeat]
-                    ),
-                )
-                for name in page.evaluate("() => Object.keys(window.generated)")
-            ]
-            version = browser.version
-            browser.close()
-    finally:
-        server.shutdown()
+    with chromium_page(PAGE, "layouts.html") as (browser, page):
+        run = functools.partial(page.evaluate, "([dag, repeat]) => window.compare(dag, repeat)")
+        notebooks = [(name, run([dag, args.repeat])) for name, dag in notebook_dags()]
+        hard = [(name, run([dag, args.repeat])) for name, dag, _ in hard_dags()]
+        generated = [
+            (
+                name,
+                page.evaluate(
+                    "([name, repeat]) => window.compare(window.generated[name], repeat)", [name, args.repeat]
+                ),
+            )
+            for name in page.evaluate("() => Object.keys(window.generated)")
+        ]
+        version = browser.version
     rows = [
         (f"the notebooks' {len(notebooks)} graphs (sums)", summed([r for _, r in notebooks])),
         (f"the {len(hard)} hard graphs (sums)", summed([r for _, r in hard])),

@@ -30,32 +30,18 @@ from __future__ import annotations
 
 import argparse
 import functools
-import http.server
-import shutil
 import statistics
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+from chromium_page import chromium_page  # noqa: E402  (beside this file)
 from drawings import notebook_dags  # noqa: E402
 
 STATIC = ROOT / "nbgraph" / "static"
 DAGRE = ROOT / "js" / "node_modules" / "@dagrejs" / "dagre" / "dist" / "dagre.min.js"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-
 PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><link rel="stylesheet" href="/nbgraph/static/widget.css">
 <script src="/js/node_modules/@dagrejs/dagre/dist/dagre.min.js" onerror="window.noDagre = true"></script>
@@ -130,22 +116,6 @@ window.ready = true;
 """
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:  # the bench prints its own lines
-        pass
-
-    def do_GET(self) -> None:
-        if self.path == "/bench.html":
-            body = PAGE.encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            return
-        super().do_GET()
-
-
 def _before() -> tuple[str, int]:
     """The revision before the shared bundle, and its bundles' size in bytes (widget.js and batch.js)."""
     git = functools.partial(subprocess.run, capture_output=True, text=True, cwd=ROOT)
@@ -166,37 +136,24 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
 
-    from playwright.sync_api import sync_playwright
-
     first = next(dag for where, dag in notebook_dags() if where.startswith("01"))
-    handler = functools.partial(_Quiet, directory=str(ROOT))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            page = browser.new_page()
-            page.goto(f"http://127.0.0.1:{server.server_port}/bench.html")
-            page.wait_for_function("() => window.ready === true")
-            print(f"Chromium {browser.version}")
-            if not DAGRE.exists():
-                print("(no js/node_modules: dagre alone is not measured; cd js && npm ci)")
-            layout_200 = None
-            for nodes in args.nodes:
-                result = page.evaluate("([n, r]) => window.measureAll(n, r)", [nodes, args.repeat])
-                label = "40-node chain" if nodes == 40 else f"{nodes}-node graph, branches and cycles"
-                print(
-                    f"\n{label}: {result['edges']} edges, drawn {result['width']:.0f} x {result['height']:.0f} px; "
-                    f"ms over {args.repeat} runs (median, min-max)"
-                )
-                for name, times in result["times"].items():
-                    print(f"  {name:<12} {statistics.median(times):7.1f}   {min(times):6.1f}-{max(times):.1f}")
-                if nodes == 200:
-                    layout_200 = statistics.median(result["times"]["layoutGraph"])
-            drawing = page.evaluate("([dag, r]) => window.firstDrawing(dag, r)", [first, args.repeat])
-            browser.close()
-    finally:
-        server.shutdown()
+    with chromium_page(PAGE, "bench.html") as (browser, page):
+        print(f"Chromium {browser.version}")
+        if not DAGRE.exists():
+            print("(no js/node_modules: dagre alone is not measured; cd js && npm ci)")
+        layout_200 = None
+        for nodes in args.nodes:
+            result = page.evaluate("([n, r]) => window.measureAll(n, r)", [nodes, args.repeat])
+            label = "40-node chain" if nodes == 40 else f"{nodes}-node graph, branches and cycles"
+            print(
+                f"\n{label}: {result['edges']} edges, drawn {result['width']:.0f} x {result['height']:.0f} px; "
+                f"ms over {args.repeat} runs (median, min-max)"
+            )
+            for name, times in result["times"].items():
+                print(f"  {name:<12} {statistics.median(times):7.1f}   {min(times):6.1f}-{max(times):.1f}")
+            if nodes == 200:
+                layout_200 = statistics.median(result["times"]["layoutGraph"])
+        drawing = page.evaluate("([dag, r]) => window.firstDrawing(dag, r)", [first, args.repeat])
     revision, before = _before()
     after = (STATIC / "widget.js").stat().st_size
     print(f"\nFigures ({args.repeat} runs, medians):")
