@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
@@ -279,13 +280,11 @@ def graph(steps):
 """
 
 
-def durable_conversation(steps: int = CONVERSATION_STEPS) -> dict[str, float]:
-    """A conversation that grows by a message a step, kept in SQLite, then resumed and forked."""
+def grow_conversation(store: Any, steps: int = CONVERSATION_STEPS, window: int = 200) -> tuple[Any, dict[str, float]]:
+    """The conversation run into ``store`` until it asks (thread ``talk``): its graph, and the
+    mean write per step over its first and its last ``window`` steps."""
     namespace: dict = {}
     exec(_CONVERSATION, namespace)
-    tmp = tempfile.mkdtemp(prefix="nbgraph-bench-")
-    path = os.path.join(tmp, "talk.db")
-    store = SQLiteCheckpointer(path)
     writes: list[float] = []
     put = store.put
 
@@ -294,29 +293,37 @@ def durable_conversation(steps: int = CONVERSATION_STEPS) -> dict[str, float]:
         put(thread, checkpoint, **options)
         writes.append(time.perf_counter() - t0)
 
-    store.put = timed_put  # type: ignore[method-assign]
+    store.put = timed_put
     g = namespace["graph"](steps)
-    paused = g.invoke({"messages": []}, thread="talk", checkpointer=store)
+    try:
+        paused = g.invoke({"messages": []}, thread="talk", checkpointer=store)
+    finally:
+        del store.put
     assert paused.outcome == "interrupted" and len(paused.state["messages"]) == steps, paused
-    store._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    size = os.path.getsize(path) + (os.path.getsize(path + "-wal") if os.path.exists(path + "-wal") else 0)
-    window = 200
-    figures = {
-        "size_mb": size / 1e6,
+    return g, {
         "write_first_us": statistics.mean(writes[1 : window + 1]) * 1e6,
         "write_last_us": statistics.mean(writes[-window - 1 : -1]) * 1e6,
     }
-    t0 = time.perf_counter()
+
+
+def fork_conversation(g: Any, store: Any, steps: int = CONVERSATION_STEPS) -> float:
+    """Milliseconds to fork thread ``talk`` halfway."""
     from nbgraph.engine.persistence import fork_thread
 
+    t0 = time.perf_counter()
     fork_thread(g.compile(), store, "talk", steps // 2, None, "talk-fork")
-    figures["fork_ms"] = (time.perf_counter() - t0) * 1000
+    return (time.perf_counter() - t0) * 1000
+
+
+def resume_conversation(store_code: str, steps: int = CONVERSATION_STEPS) -> dict[str, float]:
+    """A fresh process resumes thread ``talk`` from the store ``store_code`` makes (made, and a
+    graph run once, before the clock starts): milliseconds and peak MB."""
     resume = (
         _CONVERSATION
         + f"""
 import time, tracemalloc
 import nbgraph.events, nbgraph.pauses  # what any process has loaded once it ran a graph with pauses
-from nbgraph import Resume
+from nbgraph import PostgresCheckpointer, Resume, SQLiteCheckpointer
 nbgraph.pauses.Pause(id="warm", kind="input", node="n", step=0)  # pydantic builds the model's validator once
 from nbgraph.engine.runner import run_blocking
 async def warm():
@@ -324,9 +331,10 @@ async def warm():
 run_blocking(warm(), all_sync=False)  # the loop async nodes run on, started once per process
 g = graph({steps})
 g.compile()
+store = {store_code}
 tracemalloc.start()
 t0 = time.perf_counter()
-result = g.invoke(Resume("talk", "yes"), checkpointer=SQLiteCheckpointer({path!r}))
+result = g.invoke(Resume("talk", "yes"), checkpointer=store)
 seconds = time.perf_counter() - t0
 peak = tracemalloc.get_traced_memory()[1]
 assert result.outcome == "done" and len(result.state["messages"]) == {steps}, result
@@ -341,9 +349,22 @@ print(seconds, peak)
         env={**os.environ, "PYTHONPATH": os.path.join(os.path.dirname(__file__), "..")},
     )
     seconds, peak = out.stdout.split()
-    figures["resume_ms"] = float(seconds) * 1000
-    figures["resume_mb"] = float(peak) / 1e6
-    return figures
+    return {"resume_ms": float(seconds) * 1000, "resume_mb": float(peak) / 1e6}
+
+
+def durable_conversation(steps: int = CONVERSATION_STEPS) -> dict[str, float]:
+    """A conversation that grows by a message a step, kept in SQLite, then resumed and forked."""
+    path = os.path.join(tempfile.mkdtemp(prefix="nbgraph-bench-"), "talk.db")
+    store = SQLiteCheckpointer(path)
+    g, writes = grow_conversation(store, steps)
+    store._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = os.path.getsize(path) + (os.path.getsize(path + "-wal") if os.path.exists(path + "-wal") else 0)
+    return {
+        "size_mb": size / 1e6,
+        **writes,
+        "fork_ms": fork_conversation(g, store, steps),
+        **resume_conversation(f"SQLiteCheckpointer({path!r})", steps),
+    }
 
 
 def main() -> None:

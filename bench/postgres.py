@@ -24,11 +24,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -40,82 +37,36 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
-from engine import _CONVERSATION, CONVERSATION_STEPS, CYCLE_ITERATIONS, baseline_cycle, best, run_cycle  # noqa: E402
+from engine import (  # noqa: E402
+    CONVERSATION_STEPS,
+    CYCLE_ITERATIONS,
+    baseline_cycle,
+    best,
+    fork_conversation,
+    grow_conversation,
+    resume_conversation,
+    run_cycle,
+)
 from postgres_server import postgres_server  # noqa: E402
 from redis_server import redis_server  # noqa: E402
 
 from nbgraph import MemoryCheckpointer, PostgresCheckpointer, RedisCheckpointer, SQLiteCheckpointer  # noqa: E402
-from nbgraph.engine.persistence import fork_thread  # noqa: E402
 
 
 def conversation(dsn: str, steps: int = CONVERSATION_STEPS) -> dict[str, float]:
     """A conversation that grows by a message a step, kept in Postgres, then resumed and forked."""
-    namespace: dict = {}
-    exec(_CONVERSATION, namespace)
     store = PostgresCheckpointer(dsn)
-    writes: list[float] = []
-    put = store.put
-
-    def timed_put(thread, checkpoint, **options):
-        t0 = time.perf_counter()
-        put(thread, checkpoint, **options)
-        writes.append(time.perf_counter() - t0)
-
-    store.put = timed_put  # type: ignore[method-assign]
-    g = namespace["graph"](steps)
-    paused = g.invoke({"messages": []}, thread="talk", checkpointer=store)
-    assert paused.outcome == "interrupted" and len(paused.state["messages"]) == steps, paused
+    g, writes = grow_conversation(store, steps)
     with psycopg.connect(dsn, autocommit=True) as conn:
         tables = ("nbgraph_steps", "nbgraph_snapshots", "nbgraph_forks", "nbgraph_leases")
         size = sum(conn.execute("SELECT pg_total_relation_size(%s)", (t,)).fetchone()[0] for t in tables)
         rows = conn.execute("SELECT count(*) FROM nbgraph_steps").fetchone()[0]
         snapshots = conn.execute("SELECT count(*) FROM nbgraph_snapshots").fetchone()[0]
-    window = 200
-    figures = {
-        "size_mb": size / 1e6,
-        "rows": rows,
-        "snapshots": snapshots,
-        "write_first_us": statistics.mean(writes[1 : window + 1]) * 1e6,
-        "write_last_us": statistics.mean(writes[-window - 1 : -1]) * 1e6,
-    }
-    t0 = time.perf_counter()
-    fork_thread(g.compile(), store, "talk", steps // 2, None, "talk-fork")
-    figures["fork_ms"] = (time.perf_counter() - t0) * 1000
+    figures = {"size_mb": size / 1e6, "rows": rows, "snapshots": snapshots, **writes}
+    figures["fork_ms"] = fork_conversation(g, store, steps)
     store.close()
-    resume = (
-        _CONVERSATION
-        + f"""
-import time, tracemalloc
-import nbgraph.events, nbgraph.pauses  # what any process has loaded once it ran a graph with pauses
-from nbgraph import PostgresCheckpointer, Resume
-nbgraph.pauses.Pause(id="warm", kind="input", node="n", step=0)  # pydantic builds the model's validator once
-from nbgraph.engine.runner import run_blocking
-async def warm():
-    return None
-run_blocking(warm(), all_sync=False)  # the loop async nodes run on, started once per process
-g = graph({steps})
-g.compile()
-store = PostgresCheckpointer({dsn!r})  # (its pool is open: a worker keeps one for its life)
-tracemalloc.start()
-t0 = time.perf_counter()
-result = g.invoke(Resume("talk", "yes"), checkpointer=store)
-seconds = time.perf_counter() - t0
-peak = tracemalloc.get_traced_memory()[1]
-assert result.outcome == "done" and len(result.state["messages"]) == {steps}, result
-print(seconds, peak)
-"""
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", resume],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": os.path.join(HERE, "..")},
-    )
-    seconds, peak = out.stdout.split()
-    figures["resume_ms"] = float(seconds) * 1000
-    figures["resume_mb"] = float(peak) / 1e6
-    return figures
+    # (its pool is open before the clock starts: a worker keeps one for its life)
+    return figures | resume_conversation(f"PostgresCheckpointer({dsn!r})", steps)
 
 
 @contextmanager
