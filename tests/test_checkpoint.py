@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import math
 import os
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -110,6 +112,56 @@ class TestResumeAfterFailure:
             result.state_at(3)
 
 
+def open_handles(path: Path) -> int:
+    """How many file descriptors of this process have ``path`` open."""
+    fds = Path("/proc/self/fd")
+    return sum(1 for fd in fds.iterdir() if os.path.realpath(fd) == str(path.resolve()))
+
+
+class TestSQLiteConnections:
+    """A store opens a connection per thread that uses it; none outlives its use."""
+
+    def use_from_threads(self, store: SQLiteCheckpointer, count: int, *, together: bool) -> None:
+        if together:  # all alive at once, each with its own connection
+            barrier = threading.Barrier(count)
+            threads = [threading.Thread(target=lambda: (store.threads(), barrier.wait())) for _ in range(count)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        else:
+            for _ in range(count):
+                thread = threading.Thread(target=store.threads)
+                thread.start()
+                thread.join()
+
+    def test_close_closes_the_connection_of_every_thread(self, tmp_path):
+        path = tmp_path / "runs.db"
+        store = SQLiteCheckpointer(path)
+        self.use_from_threads(store, 3, together=True)
+        assert open_handles(path) == 4  # this thread's and three others'
+        store.close()
+        assert open_handles(path) == 0
+        assert store.threads() == []  # and it opens again when used
+
+    def test_a_store_nobody_refers_to_closes_its_connections(self, tmp_path):
+        path = tmp_path / "runs.db"
+        store = SQLiteCheckpointer(path)
+        self.use_from_threads(store, 3, together=True)
+        del store
+        gc.collect()
+        assert open_handles(path) == 0
+
+    def test_threads_that_come_and_go_leave_no_connection_behind(self, tmp_path):
+        path = tmp_path / "runs.db"
+        store = SQLiteCheckpointer(path)
+        self.use_from_threads(store, 5, together=False)
+        few = open_handles(path)  # this thread's, the last one's until the next connects, one SQLite keeps
+        self.use_from_threads(store, 200, together=False)
+        assert open_handles(path) == few <= 3
+        store.close()
+
+
 class TestSQLite:
     def test_a_row_per_step_holds_its_change_and_the_state_is_whole_in_snapshots(self, tmp_path):
         path = tmp_path / "runs.db"
@@ -128,6 +180,7 @@ class TestSQLite:
             "SELECT step, state FROM nbgraph_snapshots WHERE thread = ?", (result.thread,)
         ).fetchall()
         assert [(step, json.loads(state)) for step, state in snapshots] == [(0, {"n": 0, "notes": []})]
+        db.close()
         rebuilt = SQLiteCheckpointer(path).get(result.thread)
         assert rebuilt.state == {"n": 11, "notes": [{"id": "a", "text": "from a"}, {"id": "b", "text": "from b"}]}
 
@@ -443,6 +496,7 @@ class TestLeases:
         release.set()
         assert (await run).outcome == "done"
         assert db.execute("SELECT count(*) FROM nbgraph_leases").fetchone()[0] == 0  # released at the end
+        db.close()
 
     def test_a_resumed_run_reads_one_row_and_its_history_on_demand(self, tmp_path):
         path = tmp_path / "runs.db"

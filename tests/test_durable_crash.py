@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 import uuid
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,7 @@ class Spec:
     def holder_pid(self, store: Any, thread: str) -> int | None:
         """The pid the thread's lease names, read from the store itself."""
         if self.kind == "sqlite":
-            with sqlite3.connect(self.where) as conn:
+            with closing(sqlite3.connect(self.where)) as conn:
                 row = conn.execute("SELECT pid FROM nbgraph_leases WHERE thread = ?", (thread,)).fetchone()
             return None if row is None else row[0]
         text = store._redis.get(store._key(thread, "lock"))  # the lock's value is the lease
@@ -74,7 +75,7 @@ class Spec:
     def lease_lapsed(self, store: Any, thread: str) -> bool:
         """Whether no unexpired lease holds ``thread`` (its holder stopped renewing it)."""
         if self.kind == "sqlite":
-            with sqlite3.connect(self.where) as conn:
+            with closing(sqlite3.connect(self.where)) as conn:
                 row = conn.execute("SELECT expires FROM nbgraph_leases WHERE thread = ?", (thread,)).fetchone()
             return row is None or (row[0] is not None and row[0] <= time.time())
         return store._redis.pttl(store._key(thread, "lock")) < 0  # -2: the lock key is gone

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import sqlite3
 from collections.abc import AsyncIterator
+from contextlib import closing
 from typing import Annotated
 
 import pydantic
@@ -191,15 +193,11 @@ class TestOpenAIModel:
         texts = [repr(model), repr(g), done.to_ndjson(), failed.to_ndjson(), failed.reason, str(vars(done.state))]
         store.close()
         # Every row the store wrote, read straight from the file.
-        import sqlite3
 
-        rows = (
-            sqlite3.connect(tmp_path / "runs.db")
-            .execute(
+        with closing(sqlite3.connect(tmp_path / "runs.db")) as db:
+            rows = db.execute(
                 "SELECT data || patches || coalesce(answers, '') FROM nbgraph_steps UNION ALL SELECT state FROM nbgraph_snapshots"
-            )
-            .fetchall()
-        )
+            ).fetchall()
         assert len(rows) >= 4 and any("hi" in row[0] for row in rows)
         texts += [row[0] for row in rows]
         for text in texts:

@@ -14,8 +14,10 @@ import sqlite3
 import threading
 import time
 import urllib.parse
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NamedTuple
 
 from ..errors import CheckpointError, LeaseLost, ThreadBusy
 from .leases import (
@@ -115,7 +117,9 @@ class SQLiteCheckpointer(LogStore):
         self.name = f"SQLite store {self.path}"
         self.lease_ttl = lease_ttl
         self.busy_timeout = busy_timeout
-        self._local = threading.local()
+        self._connections = _Connections()
+        # A store nobody refers to closes what it opened, in every thread that used it.
+        weakref.finalize(self, self._connections.close_all)
         with self._failures("open"):
             conn = self._conn()
             version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -132,28 +136,27 @@ class SQLiteCheckpointer(LogStore):
 
     def _conn(self, *, write: bool = False) -> sqlite3.Connection:
         """This thread's connection; for a write, a writable one if the disk has room again."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None and write and getattr(self._local, "reader", False):
-            conn.close()
-            conn = None
-        if conn is None:
-            conn = self._local.conn = self._connect()
-        return conn
+        mine = self._connections.mine()
+        if mine is not None and not (write and mine.reader):
+            return mine.conn
+        return self._connections.open(*self._connect())
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level="DEFERRED")
+    def _connect(self) -> tuple[sqlite3.Connection, bool]:
+        """A new connection, and whether it only reads (a full disk keeps the file from opening for writes)."""
+        # Opened for this thread alone; another thread only closes it (close(), or after this thread ended).
+        conn = sqlite3.connect(
+            self.path, timeout=self.busy_timeout, isolation_level="DEFERRED", check_same_thread=False
+        )
         try:
             _use_wal(conn, self.busy_timeout)
             conn.execute("PRAGMA synchronous=NORMAL")
-        except sqlite3.OperationalError:
+        except sqlite3.Error as exc:
             conn.close()
-            reader = self._reader()
+            reader = self._reader() if isinstance(exc, sqlite3.OperationalError) else None
             if reader is None:
                 raise
-            self._local.reader = True
-            return reader
-        self._local.reader = False
-        return conn
+            return reader, True
+        return conn, False
 
     def _reader(self) -> sqlite3.Connection | None:
         """A read-only connection to a file that a full disk keeps from being opened.
@@ -173,7 +176,7 @@ class SQLiteCheckpointer(LogStore):
         if stat.f_bavail > 0:
             return None  # not a full disk: the error is the file's own
         uri = f"file:{urllib.parse.quote(os.path.abspath(self.path))}?immutable=1"
-        return sqlite3.connect(uri, uri=True, isolation_level="DEFERRED")
+        return sqlite3.connect(uri, uri=True, isolation_level="DEFERRED", check_same_thread=False)
 
     @contextmanager
     def _failures(self, doing: str, thread: str | None = None, step: int | None = None) -> Iterator[None]:
@@ -186,7 +189,8 @@ class SQLiteCheckpointer(LogStore):
     def _error(self, doing: str, exc: sqlite3.Error, thread: str | None, step: int | None) -> CheckpointError:
         where = f" (thread {thread!r}" + (f", step {step}" if step is not None else "") + ")" if thread else ""
         why = _explain(exc)
-        if getattr(self._local, "reader", False):
+        mine = self._connections.mine()
+        if mine is not None and mine.reader:
             why = f"the disk is full, so the file is open for reading only ({exc})"
         return CheckpointError(
             f"{self.name}: could not {doing}{where}: {why}", store=self.name, thread=thread, step=step
@@ -321,13 +325,51 @@ class SQLiteCheckpointer(LogStore):
             conn.execute("DELETE FROM nbgraph_leases WHERE thread = ?", (thread,))
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        """Close every connection this store opened; a later call opens a new one."""
+        self._connections.close_all()
 
     def __repr__(self) -> str:
         return f"SQLiteCheckpointer({self.path!r})"
+
+
+class _Connection(NamedTuple):
+    conn: sqlite3.Connection
+    reader: bool
+
+
+class _Connections:
+    """A store's connections, one per thread that used it, so that they close together.
+
+    SQLite connections are not shared between threads. One kept in a thread-local would be
+    left to the garbage collector, unclosed, when its thread or its store goes.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_thread: dict[threading.Thread, _Connection] = {}
+
+    def mine(self) -> _Connection | None:
+        return self._by_thread.get(threading.current_thread())
+
+    def open(self, conn: sqlite3.Connection, reader: bool) -> sqlite3.Connection:
+        """Keep ``conn`` as this thread's connection, closing the one it replaces and those of ended threads."""
+        with self._lock:
+            ended = [thread for thread in self._by_thread if not thread.is_alive()]
+            done = [self._by_thread.pop(thread).conn for thread in ended]
+            replaced = self._by_thread.get(threading.current_thread())
+            if replaced is not None:
+                done.append(replaced.conn)
+            self._by_thread[threading.current_thread()] = _Connection(conn, reader)
+        for old in done:
+            old.close()
+        return conn
+
+    def close_all(self) -> None:
+        with self._lock:
+            done = [connection.conn for connection in self._by_thread.values()]
+            self._by_thread.clear()
+        for conn in done:
+            conn.close()
 
 
 def _explain(exc: sqlite3.Error) -> str:
