@@ -3,15 +3,23 @@
 A file's tests stay in one process, in order: a notebook's cells share one kernel, and a
 module's fixtures (a Ray runtime, a server) are started once. The browser tests share one
 process, so one JupyterLab and one Chromium run at a time.
+
+The grouping is a scheduler of its own rather than ``--dist loadgroup``: loadgroup tags each
+test's id with its group, which pytest 9.2 no longer lets a plugin rewrite, and then it
+scatters a notebook's cells over both processes without a word.
 """
 
 from __future__ import annotations
 
 import pytest
+from xdist.scheduler import LoadScopeScheduling
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        path = item.path.as_posix()
-        item.add_marker(pytest.mark.xdist_group("browser" if "/tests/e2e/" in path else path))
+class _ByFileBrowserTogether(LoadScopeScheduling):
+    def _split_scope(self, nodeid: str) -> str:
+        path = nodeid.split("::", 1)[0]
+        return "tests/e2e/" if path.startswith("tests/e2e/") else path
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log) -> LoadScopeScheduling:
+    return _ByFileBrowserTogether(config, log)
