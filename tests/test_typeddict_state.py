@@ -5,10 +5,10 @@ or ``state.topic``), each field is checked against its type and folds through th
 from __future__ import annotations
 
 import operator
-from typing import Annotated
+from typing import Annotated, NotRequired
 
 import pytest
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from nbgraph import END, START, Graph, InvalidUpdate, Resume, Send, SQLiteCheckpointer
 

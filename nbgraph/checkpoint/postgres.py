@@ -21,7 +21,7 @@ import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, LiteralString
 
 from ..errors import CheckpointError, LeaseLost, ThreadBusy
 from .leases import DEFAULT_TTL, Lease, busy_message, holder_alive, lost_message, new_lease
@@ -29,7 +29,6 @@ from .log import LogStore, Row
 
 if TYPE_CHECKING:
     import psycopg
-    from typing_extensions import LiteralString  # (typing has it from Python 3.11)
 
 __all__ = ["PostgresCheckpointer"]
 

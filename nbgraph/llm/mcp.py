@@ -220,7 +220,7 @@ class _Server:
 
         try:
             tools = await asyncio.wait_for(pages(), self.timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise MCPServerError(f"{self} did not list its tools within {self.timeout:g} s") from None
         except Exception as exc:
             raise MCPServerError(f"{self} could not list its tools: {_why(exc)}") from None
@@ -273,7 +273,7 @@ class _Server:
 
         try:
             return await asyncio.wait_for(client.call_tool(tool, arguments), self.call_timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise MCPServerError(f"{self} did not answer a call of {tool!r} within {self.call_timeout:g} s") from None
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
@@ -314,7 +314,7 @@ class _Session:
         """The open session's client, once the server has started (bounded by the server's timeout)."""
         try:
             return await asyncio.wait_for(asyncio.shield(self._client), self.server.timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise MCPServerError(
                 f"{self.server} did not start within {self.server.timeout:g} s{self._said()}"
             ) from None
