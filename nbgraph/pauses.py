@@ -49,7 +49,8 @@ class Rerun(pydantic.BaseModel):
     has ended ``interrupted``) does, so these calls are made a second time.
     """
 
-    model_config = pydantic.ConfigDict(frozen=True, defer_build=True)
+    # (pydantic before 2.10 reserves every name that starts with "model_" without this)
+    model_config = pydantic.ConfigDict(frozen=True, defer_build=True, protected_namespaces=())
 
     path: str
     """The node that runs again (``outer/inner`` inside sub-graphs)."""

@@ -117,7 +117,11 @@ class ReplyLosingProxy:
                 client, _ = self._listener.accept()
             except OSError:
                 return  # closed
-            server = socket.create_connection(("127.0.0.1", self.upstream_port))
+            try:
+                server = socket.create_connection(("127.0.0.1", self.upstream_port))
+            except OSError:  # the server was stopped (the test is ending): the client sees its connection closed
+                client.close()
+                continue
             cut = threading.Event()
             threading.Thread(target=self._requests, args=(client, server, cut), daemon=True).start()
             threading.Thread(target=self._replies, args=(server, client, cut), daemon=True).start()

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from nbgraph import END, START, Graph, MessagesState
 from nbgraph.export import to_dag
@@ -267,7 +268,7 @@ async def test_the_session_closes_however_the_run_ends(stdio_tools, log, ending)
 async def test_a_shared_session_is_called_through_and_left_open(log_path):
     log = ServerLog(log_path)
     params = StdioServerParameters(command=sys.executable, args=[str(SERVER)], env={"MCP_SERVER_LOG": str(log_path)})
-    async with Client(params) as client:
+    async with Client(stdio_client(params)) as client:
         tools = await amcp_tools(session=client)
         assert [t.name for t in tools] == TOOLS and tools[0].server == NAME
         for a in (1, 2):

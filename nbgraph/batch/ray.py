@@ -33,7 +33,7 @@ __all__ = ["RayExecutor"]
 
 try:
     import ray
-    from ray.cloudpickle import cloudpickle  # (the module that defines dumps; the package re-exports it)
+    import ray.cloudpickle as cloudpickle
 except ImportError as exc:  # (executor="ray" turns this into an error naming the extra)
     raise ImportError("the Ray executor needs ray: pip install 'nbgraph[ray]'") from exc
 

@@ -106,6 +106,8 @@ class RedisCheckpointer(LogStore):
             client = redis.Redis.from_url(
                 url,
                 retry=Retry(ExponentialBackoff(cap=0.5, base=0.02), 4),
+                # (named, not left to the default: redis-py before 6 retries nothing unless told which errors)
+                retry_on_error=[redis.ConnectionError, redis.TimeoutError],
                 socket_connect_timeout=2.0,
                 socket_timeout=5.0,
             )
