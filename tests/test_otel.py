@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import socket
 import subprocess
 import sys
 import time
@@ -30,6 +28,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
+from phoenix_server import phoenix_server
 
 import nbgraph.otel
 from nbgraph import (
@@ -573,12 +572,6 @@ print(sorted(span.name for span in exporter.get_finished_spans()))
 # -- a real collector ------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _get(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=5) as response:
         return json.loads(response.read())
@@ -586,42 +579,9 @@ def _get(url: str) -> Any:
 
 @pytest.fixture
 def phoenix(tmp_path: Path) -> Iterator[str]:
-    """A Phoenix server on loopback, its data in ``tmp_path``: its base URL once it answers."""
-    port = _free_port()
-    env = {
-        **os.environ,
-        "PHOENIX_HOST": "127.0.0.1",
-        "PHOENIX_PORT": str(port),
-        "PHOENIX_GRPC_PORT": str(_free_port()),
-        "PHOENIX_WORKING_DIR": str(tmp_path / "phoenix"),
-        "PHOENIX_TELEMETRY_ENABLED": "false",
-    }
-    log = open(tmp_path / "phoenix.log", "wb")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "phoenix.server.main", "serve"], env=env, stdout=log, stderr=subprocess.STDOUT
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            assert server.poll() is None, f"Phoenix exited: {(tmp_path / 'phoenix.log').read_text()[-3000:]}"
-            try:
-                with urllib.request.urlopen(f"{base}/healthz", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            assert time.monotonic() < deadline, "Phoenix did not answer within 180 s"
-            time.sleep(0.25)  # polling its health endpoint: nothing to wait on but the port
+    """A Phoenix server on loopback (from an environment of its own), its data in ``tmp_path``."""
+    with phoenix_server(tmp_path / "phoenix") as base:
         yield base
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
 
 
 def test_spans_exported_over_otlp_reach_phoenix_and_read_back_nested(phoenix):
@@ -683,3 +643,5 @@ def test_spans_exported_over_otlp_reach_phoenix_and_read_back_nested(phoenix):
     ask = by_name["node ask"][0]
     assert ask["parent_span_id"] == by_name["invoke_workflow trip"][0]["span_id"]
     assert [event["name"] for event in ask["events"]] == ["nbgraph.pause"]
+    # Phoenix ran beside the tests, never inside them (its packages load a pytest plugin).
+    assert not [name for name in sys.modules if name == "phoenix" or name.startswith("phoenix.")]
