@@ -25,7 +25,9 @@ def test_a_third_partys_deprecation_is_shown_and_ours_fails(tmp_path):
         "        return TAG_MAP\n"
         "    raise AttributeError(name)\n"
     )
-    (tmp_path / "oldlib.py").write_text("import newlib\nfrom newlib import tagMap\ndef encode():\n    return newlib.tagMap\n")
+    (tmp_path / "oldlib.py").write_text(
+        "import newlib\nfrom newlib import tagMap\ndef encode():\n    return newlib.tagMap\n"
+    )
     (tmp_path / "plugin.py").write_text("import oldlib\n")  # loaded as a plugin, before collection
     (tmp_path / "test_probe.py").write_text(
         "import warnings\n"
@@ -38,7 +40,21 @@ def test_a_third_partys_deprecation_is_shown_and_ours_fails(tmp_path):
         "    warnings.warn('unclosed', ResourceWarning)\n"
     )
     child = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "plugin", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:asyncio", "-q", "-rA"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "plugin",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-p",
+            "no:asyncio",
+            "-q",
+            "-rA",
+        ],
         cwd=tmp_path,
         env={"PYTHONPATH": str(tmp_path), "PATH": ""},
         capture_output=True,
