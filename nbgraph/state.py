@@ -255,7 +255,7 @@ class Schema:
         adapter = self._adapters.get(name)
         if adapter is None:
             info = self._infos[name]
-            annotation = info.annotation
+            annotation: Any = info.annotation
             if name in self.reducers and self.reducers[name] is append:
                 annotation = _item_type(annotation)
             metadata = [m for m in info.metadata if not _is_reducer(m)]

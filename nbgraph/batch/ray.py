@@ -33,7 +33,7 @@ __all__ = ["RayExecutor"]
 
 try:
     import ray
-    import ray.cloudpickle as cloudpickle
+    import ray.cloudpickle as cloudpickle  # (its dumps_debug is dumps with a clearer error, in every Ray release)
 except ImportError as exc:  # (executor="ray" turns this into an error naming the extra)
     raise ImportError("the Ray executor needs ray: pip install 'nbgraph[ray]'") from exc
 
@@ -187,14 +187,14 @@ class RayExecutor:
         for name, value in (("checkpointer", None), ("_listeners", []), ("_plan", None)):
             object.__setattr__(bare, name, value)
         key = new_id(size=12)
-        self._graph = (graph, plan, key, cloudpickle.dumps(bare))
+        self._graph = (graph, plan, key, cloudpickle.dumps_debug(bare))
         return key, self._graph[3]
 
     def _store_of(self, store: Any) -> tuple[str, bytes]:
         held = self._store
         if held is not None and held[0] is store:
             return held[1], held[2]
-        self._store = (store, new_id(size=12), cloudpickle.dumps(_store_spec(store)))
+        self._store = (store, new_id(size=12), cloudpickle.dumps_debug(_store_spec(store)))
         return self._store[1], self._store[2]
 
     def __repr__(self) -> str:
@@ -279,7 +279,7 @@ def _portable(options: dict[str, Any]) -> dict[str, Any]:
     kept = {}
     for name, value in options.items():
         try:
-            cloudpickle.dumps(value)
+            cloudpickle.dumps_debug(value)
         except Exception:
             continue
         kept[name] = value
