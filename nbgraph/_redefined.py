@@ -66,7 +66,7 @@ def node_redefined(name: str, fn: Any, graphs: set[str]) -> list[str]:
             continue
         run.replace_node(name, fn)
         for view in list(run_views):
-            if view.observer is not None and view.observer.run is run:
+            if view.observer is not None and view.observer.run is run.viewed:
                 view.observer.note(f"node {name}: new code from the re-run cell, from its next call on")
         swapped.append(run.thread)
     return swapped

@@ -44,7 +44,7 @@ class Running:
         budget: Budget | None = None,
         on_event: Listener | None = None,
         stepping: bool = False,
-        overwrite: bool = False,
+        replace: bool = False,
     ) -> RunResult:
         """Run to the end, synchronously, and return the :class:`RunResult`.
 
@@ -58,7 +58,7 @@ class Running:
             budget: limits on turns, tokens, cost and seconds (default: the graph's).
             on_event: called with each event as it happens.
             stepping: pause before every node (see :meth:`breakpoints`).
-            overwrite: replace a run the given ``thread`` already holds (otherwise that
+            replace: replace a run the given ``thread`` already holds (otherwise that
                 is a :class:`ThreadExists` error).
 
         Works in scripts and inside a running notebook loop. Never waits for a person: a
@@ -68,7 +68,7 @@ class Running:
             ResumeError: a Resume with nothing to resume, or an answer that does not fit.
             ThreadBusy: another live run holds the thread.
         """
-        options = _options(thread, checkpointer, budget, on_event, stepping, overwrite)
+        options = _options(thread, checkpointer, budget, on_event, stepping, replace)
         return engine.invoke(self.compile(), input, **options)
 
     async def ainvoke(
@@ -80,11 +80,11 @@ class Running:
         budget: Budget | None = None,
         on_event: Listener | None = None,
         stepping: bool = False,
-        overwrite: bool = False,
+        replace: bool = False,
     ) -> RunResult:
         """:meth:`invoke`, awaited on the running loop (its nodes may await)."""
-        options = _options(thread, checkpointer, budget, on_event, stepping, overwrite)
-        return await engine.open_run(self.compile(), input, **options).execute()
+        options = _options(thread, checkpointer, budget, on_event, stepping, replace)
+        return await engine.execute(engine.open_run(self.compile(), input, **options))
 
     def start(
         self,
@@ -95,7 +95,7 @@ class Running:
         budget: Budget | None = None,
         on_event: Listener | None = None,
         stepping: bool = False,
-        overwrite: bool = False,
+        replace: bool = False,
         durable: bool = False,
         display: bool | None = None,
         pace: float | None = None,
@@ -112,9 +112,9 @@ class Running:
         """
         if pace is not None and (isinstance(pace, bool) or not isinstance(pace, (int, float)) or not 0 <= pace <= 60):
             raise ValueError(f"pace is the seconds to wait before each step, between 0 and 60, got {pace!r}")
-        options = _options(thread, checkpointer, budget, on_event, stepping, overwrite)
+        options = _options(thread, checkpointer, budget, on_event, stepping, replace)
         run = engine.open_run(self.compile(), input, live=not durable, pace=float(pace or 0.0), **options)
-        run.launch()
+        engine.launch(run)
         if display is not False:
             hooks.run_started(run)
         return run
@@ -128,12 +128,12 @@ class Running:
         budget: Budget | None = None,
         on_event: Listener | None = None,
         stepping: bool = False,
-        overwrite: bool = False,
+        replace: bool = False,
     ) -> AsyncIterator[Any]:
         """The run's events as they happen (``async for event in g.astream(...)``); ``input``
         is any start :meth:`invoke` takes."""
-        options = _options(thread, checkpointer, budget, on_event, stepping, overwrite)
-        return engine.open_run(self.compile(), input, **options).stream()
+        options = _options(thread, checkpointer, budget, on_event, stepping, replace)
+        return engine.stream(engine.open_run(self.compile(), input, **options))
 
     def batch(
         self,
@@ -211,7 +211,7 @@ class Running:
 
 
 def _options(
-    thread: str | None, checkpointer: Any, budget: Any, on_event: Listener | None, stepping: bool, overwrite: bool
+    thread: str | None, checkpointer: Any, budget: Any, on_event: Listener | None, stepping: bool, replace: bool
 ) -> dict[str, Any]:
     return {
         "thread": thread,
@@ -219,5 +219,5 @@ def _options(
         "budget": budget,
         "on_event": on_event,
         "stepping": stepping,
-        "overwrite": overwrite,
+        "replace": replace,
     }

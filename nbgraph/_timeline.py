@@ -14,9 +14,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from .engine.calls import replay as fold_record
-from .engine.calls import shares_state
 from .engine.context import Context
+from .engine.folds import fold_record, shares_state
 from .history import Step
 from .plan import FirstMatch, Plan
 

@@ -20,8 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._timeline import Walk, record_key
-from .engine.calls import replay as fold_record
-from .engine.calls import shares_state
+from .engine.folds import fold_record, shares_state
 from .history import FiredEdge, Frame, Step, tally_by_path
 from .inspection import Inspection, inspect_step
 from .inspection._sources import _plan, _stored, _top, _values
@@ -157,7 +156,7 @@ class Replay:
     def from_result(cls, result: Any) -> Replay:
         """The frames of a finished ``RunResult``, or of a ``Run`` so far (live or finished)."""
         run = getattr(result, "run", result)  # (a RunResult's run; the result module loads this one)
-        if not hasattr(run, "history_since"):
+        if not all(hasattr(run, name) for name in _RUN_READS):
             raise TypeError(f"expected a RunResult or a Run, got {type(result).__name__}")
         missing: list[str] = []
         values = run.input
@@ -361,18 +360,22 @@ def replay(source: Any, *, checkpointer: Checkpointer | None = None, graph: Any 
     >>> frames[3].node, frames[3].visits             # doctest: +SKIP
     ('review', {'draft': 2, 'review': 1})
     """
-    if hasattr(getattr(source, "run", source), "history_since"):  # a Run, or a RunResult
-        return Replay.from_result(source)
     if checkpointer is not None:
         if not isinstance(source, str):
             raise TypeError(f"with checkpointer=, the source is a thread id, got {type(source).__name__}")
         return Replay.from_thread(checkpointer, source, graph)
     if isinstance(source, (str, os.PathLike)):
         return Replay.from_ndjson(source, graph)
-    raise TypeError(
-        f"cannot replay {type(source).__name__}: give a RunResult, a Run, a thread id with checkpointer=, "
-        "or an NDJSON trace (text or a file path)"
-    )
+    if not all(hasattr(getattr(source, "run", source), name) for name in _RUN_READS):
+        raise TypeError(
+            f"cannot replay {type(source).__name__}: give a RunResult, a Run, a thread id with checkpointer=, "
+            "or an NDJSON trace (text or a file path)"
+        )
+    return Replay.from_result(source)
+
+
+_RUN_READS = ("thread", "plan", "input", "checkpointer", "history", "done", "result")
+"""What a replay reads of a run (an engine ``Run``, or a ``RunResult``'s)."""
 
 
 # -- helpers ---------------------------------------------------------------------------------

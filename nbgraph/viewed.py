@@ -4,7 +4,7 @@
 feeds it meet a run only through :class:`ViewedRun`: its progress (steps recorded so
 far, the nodes running, the open pauses), the rare events it announces, the verbs a
 click sends (answer, stop, steer) and how it ended. The engine's :class:`~nbgraph.Run`
-is one; a run of another engine drawn by the same view (:mod:`nbgraph.langgraph`) is
+gives one (``run.viewed``); a run of another engine drawn by the same view (:mod:`nbgraph.langgraph`) is
 another. What only the engine can do with a run (inspect a step, fork, resume) stays
 with the view that shows the engine's runs, and a view of another engine's runs brings
 its own.
@@ -147,6 +147,6 @@ class ViewedRun(Protocol):
 
 
 if TYPE_CHECKING:
-    from .engine import Run
+    from .engine import RunView
 
-    _ENGINE_RUN: type[ViewedRun] = Run  # the engine's runs are viewed runs
+    _ENGINE_RUN: type[ViewedRun] = RunView  # the engine's runs, as their view sees them

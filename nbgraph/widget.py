@@ -28,7 +28,7 @@ import traitlets
 
 from ._observer import Browser, RunObserver, edge_key, exit_line, place
 from ._redefined import graph_redefined, latest_definition, node_redefined, run_views
-from .engine import Fork, Resume
+from .engine import Fork, Resume, Run
 from .errors import NbgraphError
 from .export import to_dag, to_mermaid
 
@@ -171,6 +171,8 @@ class GraphView(anywidget.AnyWidget):
         super().__init__(**kwargs)
         self._graph_name = getattr(graph, "name", None) or self.dag.get("name", "graph")
         self.observer: RunObserver | None = None
+        self._run: Run | None = None
+        """The engine's run the view shows (None: a run of another engine, or none)."""
         self._max_rate = 20.0
         self._replay: Any = None  # the frames the slider scrubs, once there are any
         self._builder = _builder_of(graph)
@@ -180,20 +182,23 @@ class GraphView(anywidget.AnyWidget):
         self.on_msg(self._on_message)
 
     @classmethod
-    def for_run(cls, run: ViewedRun, *, max_rate: float = 20.0) -> GraphView:
+    def for_run(cls, run: Run | ViewedRun, *, max_rate: float = 20.0) -> GraphView:
         """A view bound to a started run: it animates the run and answers its pauses."""
         view = cls(run.plan)  # what the run walks, even if the graph is redefined meanwhile
         view._max_rate = max_rate
         view._bind(run)
         return view
 
-    def _bind(self, run: ViewedRun, carry: RunObserver | None = None, seen: int | None = None) -> RunObserver:
+    def _bind(self, run: Run | ViewedRun, carry: RunObserver | None = None, seen: int | None = None) -> RunObserver:
         """Show ``run`` from now on (its observer); ``carry``: the observer of the run it
         continues (its counts and log go on), ``seen``: the thread's steps already shown (None:
         those before the run)."""
         if self.observer is not None:
             self.observer.detach()
-        observer = self.observer = RunObserver(self, run, max_rate=self._max_rate, carry=carry, seen=seen)
+        # An engine run is also inspected, forked and resumed here: those go to the run itself.
+        self._run = run if isinstance(run, Run) else None
+        viewed = run.viewed if isinstance(run, Run) else run
+        observer = self.observer = RunObserver(self, viewed, max_rate=self._max_rate, carry=carry, seen=seen)
         self.can_fork = run.checkpointer is not None
         run_views.add(self)
         return observer
@@ -345,7 +350,7 @@ class GraphView(anywidget.AnyWidget):
             ValueError: the view shows no run with checkpoints, or ``step`` is not one of its steps.
         """
         old = self.observer
-        source: Any = old.run if old is not None else self._replay.origin if self._replay is not None else None
+        source: Any = self._run if old is not None else self._replay.origin if self._replay is not None else None
         if source is None:
             raise ValueError("this view shows no run with checkpoints to fork (a graph, or an NDJSON trace)")
         store = None
@@ -407,7 +412,7 @@ class GraphView(anywidget.AnyWidget):
         """
         from .inspection import inspect_step
 
-        source: Any = self.observer.run if self.observer is not None else self._replay
+        source: Any = self._run if self.observer is not None else self._replay
         if source is None:
             raise ValueError("this view shows a graph, not a run: there is no step to inspect")
         records = source.history if self.observer is not None else source.records

@@ -202,7 +202,7 @@ async def test_running_and_branch_statuses_during_a_bounded_map():
         return [b.status for b in run.branches]
 
     assert [await within(entered.get()), await within(entered.get())] == [1, 2]
-    assert run.running == ("work", "work")
+    assert run.viewed.running == ("work", "work")
     assert run.branches == [
         BranchState("work", "work", f"work[{i}]", "running" if i < 2 else "waiting") for i in range(5)
     ]
@@ -216,14 +216,14 @@ async def test_running_and_branch_statuses_during_a_bounded_map():
     assert await within(entered.get()) == 5
     await wait_until(lambda: len(run.pauses) == 1)
     assert statuses() == ["done", "failed", "done", "running", "paused"]  # 5 waits for a person
-    assert run.running == ("work", "work")
+    assert run.viewed.running == ("work", "work")
     run.answer("yes", pause=run.pauses[0].id)
     await wait_until(lambda: statuses()[4] == "running")
     gates[4].set()
     gates[5].set()
     result = await within(run)
     assert result.outcome == "done" and result.state.got == ["1", "3", "4", "5"]
-    assert run.branches == [] and run.running == ()
+    assert run.branches == [] and run.viewed.running == ()
 
 
 async def test_branches_waiting_for_people_stop_their_own_clocks():

@@ -148,7 +148,7 @@ async def test_a_live_run_nobody_will_answer_at_a_budget_pause_ends_interrupted_
     run = spender(calls).start({}, display=False, budget=Budget(tokens=450, ask=True))
     pause = await within(run.next_pause())
     assert pause is not None and pause.kind == "budget"
-    run.stop_waiting("nobody is here")  # what a notebook run headless does when nobody clicks
+    run.viewed.stop_waiting("nobody is here")  # what a notebook run headless does when nobody clicks
     paused = await within(run)
     assert (paused.outcome, [p.kind for p in paused.pauses]) == ("interrupted", ["budget"])
     assert paused.reason.endswith("nobody is here") and len(calls) == 4

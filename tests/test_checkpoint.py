@@ -32,7 +32,7 @@ from nbgraph import (
     append,
     default_checkpointer,
 )
-from nbgraph.engine import open_run
+from nbgraph.engine import execute, open_run
 
 TRIP_BOOKING = Path(__file__).with_name("programs") / "trip_booking.py"
 """Starts or resumes a run asking for a city on a SQLite file, one call a process."""
@@ -81,7 +81,7 @@ def test_overwrite_replaces_a_finished_thread_in_every_store(store):
     g.add_edge(START, "count")
     g.add_edge("count", END)
     assert g.invoke({}, thread="t", checkpointer=store).state == {"n": 1}
-    again = g.invoke({"n": 5}, thread="t", checkpointer=store, overwrite=True)
+    again = g.invoke({"n": 5}, thread="t", checkpointer=store, replace=True)
     assert (again.outcome, again.state) == ("done", {"n": 6}), again.reason
     assert [step.update for step in again.history] == [{"n": 6}]  # nothing of the old run is left in it
     if store is not None:
@@ -340,7 +340,7 @@ class TestCancel:
             ThreadExists, match=r"thread 'shared' already holds a run of graph 'busy' \(done at step 1\)"
         ):
             g.start({}, thread="shared", checkpointer=store, display=False)
-        again = g.start({}, thread="shared", checkpointer=store, display=False, overwrite=True)
+        again = g.start({}, thread="shared", checkpointer=store, display=False, replace=True)
         assert (await again).outcome == "done" and [s.step for s in store.history("shared")] == [1]
 
 
@@ -444,7 +444,7 @@ class TestDefaultStore:
         import gc
 
         first = await self.finished(thread="reused")
-        second = await self.finished(thread="reused", overwrite=True)
+        second = await self.finished(thread="reused", replace=True)
         del first
         gc.collect()
         assert default_checkpointer().get("reused") is not None
@@ -521,8 +521,8 @@ class TestLeases:
         history = store.history
         store.history = lambda thread: read.append(thread) or history(thread)  # type: ignore[method-assign]
         run = open_run(g.compile(), Resume(paused.thread, "5"), checkpointer=store)
-        assert read == [] and run.recorded == 30  # the totals came with the last row
-        result = asyncio.run(run.execute())
+        assert read == [] and run.viewed.recorded == 30  # the totals came with the last row
+        result = asyncio.run(execute(run))
         assert result.state.n == 35 and read == []
         assert [s.step for s in result.history] == list(range(1, 32)) and read == [paused.thread]
         where = [(s.step, s.node, s.visit, s.edge) for s in result.history[:30]]

@@ -224,7 +224,7 @@ def test_one_run_per_thread_unless_it_is_replaced_on_purpose(store):
     ):
         trip_graph().invoke({}, thread="trip", checkpointer=store)
     # Replacing it deletes the thread's rows, not the lease the replacing run holds.
-    again = trip_graph().invoke({"who": "bo"}, thread="trip", checkpointer=store, overwrite=True)
+    again = trip_graph().invoke({"who": "bo"}, thread="trip", checkpointer=store, replace=True)
     assert again.outcome == "interrupted", again.reason
     kept = store.get("trip")
     assert kept.state == {"who": "bo"} and kept.run not in (None, first_run)

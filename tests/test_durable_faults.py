@@ -350,15 +350,18 @@ def test_a_file_that_is_not_a_database_is_named(tmp_path):
 
 
 def chain_graph() -> Graph:
-    """a -> b -> c (approval) -> END: interrupted after three steps."""
+    """a -> b -> c -> d (approval) -> END: interrupted with three steps taken (the fourth
+    waits for its verdict, kept beside the third's checkpoint)."""
     g = Graph("chain")
     g.add_node("a", lambda s: {"a": 1})
     g.add_node("b", lambda s: {"b": 2})
-    g.add_node("c", lambda s: {"c": 3}, approval=True)
+    g.add_node("c", lambda s: {"c": 3})
+    g.add_node("d", lambda s: {"d": 4}, approval=True)
     g.add_edge(START, "a")
     g.add_edge("a", "b")
     g.add_edge("b", "c")
-    g.add_edge("c", END)
+    g.add_edge("c", "d")
+    g.add_edge("d", END)
     return g
 
 
@@ -494,7 +497,8 @@ def test_a_duplicated_or_stale_answer_is_refused_naming_the_open_pause(tmp_path)
     with pytest.raises(ResumeError, match=r"^'stale-id' is not a pause id \(answer pauses by their pause.id\)"):
         two_approvals().invoke(Resume("t6", True, pause="stale-id"), checkpointer=store)
     kept = store.get("t6")
-    assert (kept.step, kept.status, kept.pauses[0].id) == (2, "interrupted", open_now.id)
+    # (The step waiting for its verdict is kept whole, as a settled slot: the checkpoint is the step before it.)
+    assert (kept.step, kept.status, kept.pauses[0].id, len(kept.settled)) == (1, "interrupted", open_now.id, 1)
 
     done = two_approvals().invoke(Resume("t6", True, pause=open_now.id), checkpointer=store)
     assert (done.outcome, done.state["published"]) == ("done", "draft")

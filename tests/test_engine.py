@@ -446,8 +446,8 @@ class TestEvents:
         assert [e.type for e in everything if e.type not in ("node-enter", "node-exit", "route")] == [
             e.type for e in rare
         ]
-        assert len(run.history_since(1)) == 2 and run.history_since(0)[0].node == "a"
-        assert result.outcome == "done" and run.upcoming is None
+        assert len(run.viewed.history_since(1)) == 2 and run.viewed.history_since(0)[0].node == "a"
+        assert result.outcome == "done" and run.viewed.upcoming is None
 
     def test_event_order_for_a_three_node_run(self):
         seen = []

@@ -398,7 +398,7 @@ class TestStopWaiting:
         g = ask_graph()
         run = g.start({}, display=False)
         await run.next_pause(timeout=5)
-        run.stop_waiting("nobody is looking")
+        run.viewed.stop_waiting("nobody is looking")
         result = await asyncio.wait_for(run, 10)
         assert result.outcome == "interrupted"
         assert result.reason == "waiting for input at node 'ask': Favourite colour? — nobody is looking"
@@ -427,7 +427,7 @@ class TestStopWaiting:
                 break
             await asyncio.sleep(0)
         assert len(run.pauses) == 2
-        run.stop_waiting("gone")
+        run.viewed.stop_waiting("gone")
         first = await asyncio.wait_for(run, 10)
         assert first.outcome == "interrupted" and first.reason.endswith(" — gone")
         assert sorted(p.prompt for p in first.pauses) == ["a?", "b?"]
@@ -448,7 +448,7 @@ class TestStopWaiting:
         run = g.start({}, display=False)
         pause = await run.next_pause(timeout=5)
         assert pause.kind == "approval"
-        run.stop_waiting("no one")
+        run.viewed.stop_waiting("no one")
         result = await asyncio.wait_for(run, 10)
         assert result.outcome == "interrupted" and result.reason.endswith(" — no one")
         done = g.invoke(Resume(result, True), checkpointer=run.checkpointer)

@@ -271,4 +271,4 @@ def test_no_module_outside_the_engine_reads_the_engines_private_attributes():
 
 def test_the_private_attribute_checker_sees_a_read():
     private = _engine_private_attributes()
-    assert _private_reads("nbgraph.engine.result", private)  # RunResult reads its run's walker: inside, allowed
+    assert _private_reads("nbgraph.engine.run", private)  # the run's view reads the run's walker: inside, allowed

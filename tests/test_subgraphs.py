@@ -313,6 +313,29 @@ def test_a_failing_sub_graph_keeps_the_parents_checkpoint_and_resumes(tmp_path):
     assert store.threads() == [failed.thread]
 
 
+def test_a_denial_inside_a_sub_graph_keeps_the_whole_history(tmp_path):
+    """The thread ends at the denied node, with every step before it: the parent's, and the
+    sub-graph's own (its state change dropped with the sub-graph's)."""
+    inner = Graph("inner", state=Notes)
+    inner.add_node("a", lambda s: {"n": s.n + 1})
+    inner.add_node("b", lambda s: {"n": s.n + 10}, approval=True)
+    inner.add_edge(START, "a")
+    inner.add_edge("a", "b")
+    inner.add_edge("b", END)
+    outer = chain("outer", ("pre", lambda s: {"n": 100}), ("sub", inner), ("post", lambda s: {"n": 0}), state=Notes)
+    store = SQLiteCheckpointer(str(tmp_path / "runs.db"))
+    asked = outer.invoke({}, checkpointer=store)
+    assert asked.outcome == "interrupted", asked.reason
+    denied = outer.invoke(Resume(asked, False))
+    assert (denied.outcome, denied.reason) == ("denied", "approval of 'b' was denied")
+    walked = [(step.step, step.path) for step in denied.history]
+    assert walked == [(1, "pre"), (1, "sub/a"), (2, "sub/b")]
+    assert [(step.step, step.path) for step in store.history(denied.thread)] == walked
+    last = store.get(denied.thread)
+    assert (last.status, last.step, dict(last.state)) == ("denied", 2, {"n": 100, "notes": []})
+    store.close()
+
+
 # -- three levels deep, resumed from other processes -----------------------------------------------
 
 JOBS = Path(__file__).with_name("programs") / "deep_pause.py"

@@ -9,7 +9,7 @@ import pydantic
 import pytest
 
 from nbgraph import END, START, Graph, MemoryCheckpointer, Resume, _observer, append
-from nbgraph.engine import open_run
+from nbgraph.engine import launch, open_run
 from nbgraph.widget import PROTOCOL, GraphView, MessageError, checked, graph_mimebundle
 
 
@@ -521,7 +521,7 @@ class TestBranches:
         )
         first = await g.ainvoke({})
         assert first.outcome == "interrupted" and ran == ["a", "b"]
-        run = open_run(g.compile(), Resume(first.thread, {first.pauses[1].id: "B"}), live=True).launch()
+        run = launch(open_run(g.compile(), Resume(first.thread, {first.pauses[1].id: "B"}), live=True))
         view = GraphView.for_run(run)
         observers.append(view.observer)
         wire = Wire(view)

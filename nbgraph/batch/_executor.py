@@ -139,7 +139,7 @@ async def run_job(graph: Any, job: Job) -> Finished:
         else:
             run = engine.open_run(plan, job.input, thread=job.thread, budget=job.budget)
         thread = job.thread
-        result = await run.execute()
+        result = await engine.execute(run)
     except Exception as exc:
         return Finished(
             BatchRow(

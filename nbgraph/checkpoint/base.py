@@ -58,6 +58,10 @@ class Checkpoint(NamedTuple):
     """Branches of the step under way that finished while others wait (JSON)."""
     levels: Mapping[str, Any] = _NO_ANSWERS
     """The sub-graphs the run is inside, by path, each with its frames and progress (JSON)."""
+    meta: Mapping[str, Any] = _NO_ANSWERS
+    """What the thread keeps about itself, beside its answers: ``breakpoints`` (where its runs
+    pause), ``budget`` (the limits a person was asked about, which a resume holds to) and
+    ``trace`` (the trace context of the run that wrote it). JSON."""
 
     @property
     def steps(self) -> tuple[Step, ...]:

@@ -98,6 +98,25 @@ def apply_patch(state: dict[str, Any], patch: Mapping[str, Any]) -> None:
         state[key] = [*(state.get(key) or ()), *items]
 
 
+# The thread's own keeping (``Checkpoint.meta``) shares the answers' column, under names no
+# answer slot may take (a slot starting with "__" is refused where it is asked).
+_META_SLOTS = {"breakpoints": "__breakpoints__", "budget": "__budget__", "trace": "__trace__"}
+
+
+def _with_meta(answers: Mapping[str, Any], meta: Mapping[str, Any]) -> Mapping[str, Any]:
+    if not meta:
+        return answers
+    return {**answers, **{_META_SLOTS[key]: value for key, value in meta.items() if value is not None}}
+
+
+def _split_meta(stored: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``answers`` and ``meta`` of a checkpoint, from what its column holds."""
+    meta = {key: stored[slot] for key, slot in _META_SLOTS.items() if slot in stored}
+    if not meta:
+        return {"answers": stored}
+    return {"answers": {slot: value for slot, value in stored.items() if not slot.startswith("__")}, "meta": meta}
+
+
 class _Writer:
     """What a store remembers about a thread its lease holder writes: the step it is at,
     the state it wrote last (to diff against), and how far the last snapshot is."""
@@ -223,8 +242,9 @@ class LogStore:
                     snapshot = to_json(dict(checkpoint.state))
                     snapshot_bytes, delta_bytes = len(snapshot), 0
         answers = None
-        if (checkpoint.answers or writer.answers) and checkpoint.answers != writer.answers:  # (emptied counts)
-            answers = to_json(dict(checkpoint.answers))
+        kept = _with_meta(checkpoint.answers, checkpoint.meta)
+        if (kept or writer.answers) and kept != writer.answers:  # (emptied counts)
+            answers = to_json(dict(kept))
         row = Row(step, _encode(checkpoint), "[" + ",".join(patches) + "]", answers)
         try:
             self._write(thread, row, replace=replace, snapshot=snapshot, lease=lease)
@@ -239,7 +259,7 @@ class LogStore:
         writer.patches = patches
         writer.snapshot_bytes, writer.delta_bytes = snapshot_bytes, delta_bytes
         if answers is not None:
-            writer.answers = checkpoint.answers
+            writer.answers = kept
 
     def get(self, thread: str, step: int | None = None) -> Checkpoint | None:
         row = self._last(thread) if step is None else self._row(thread, step)
@@ -262,7 +282,7 @@ class LogStore:
                 status=data["status"],
                 reason=data.get("reason"),
                 pauses=_pauses(data.get("pauses")),
-                answers=self._loads(answers, thread, row.step) if answers else {},
+                **_split_meta(self._loads(answers, thread, row.step) if answers else {}),
                 **taken(self._records(data, thread, row.step)),
                 run=data.get("run"),
                 totals=data.get("totals"),

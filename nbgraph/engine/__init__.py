@@ -22,9 +22,9 @@ Its rooms, one concern each:
 - ``run``: the public ``Run`` handle;
 - ``result``: how a run ended, ``RunResult``.
 
-One async implementation serves every entry point: the functions below drive it
-from synchronous code, ``Run.launch`` runs it as a task, ``Run.stream`` feeds its
-events to an async iterator.
+One async implementation serves every entry point: :func:`execute` awaits a run to its
+end (:func:`invoke` drives that from synchronous code), :func:`launch` runs it as a task,
+:func:`stream` feeds its events to an async iterator.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from .ending import Ending, Outcome
 from .limits import Budget
 from .persistence import default_checkpointer
 from .result import RunResult
-from .run import Run, live_runs
+from .run import Run, RunView, execute, launch, live_runs, stream
 from .runner import run_blocking
 from .starts import Fork, Resume, open_run
 
@@ -50,10 +50,14 @@ __all__ = [
     "Resume",
     "Run",
     "RunResult",
+    "RunView",
     "default_checkpointer",
+    "execute",
     "invoke",
+    "launch",
     "live_runs",
     "open_run",
+    "stream",
 ]
 
 
@@ -63,4 +67,4 @@ def invoke(plan: Plan, source: Any = None, **options: Any) -> RunResult:
     Works in scripts and inside a running notebook loop. Never waits for a person:
     a pause ends the run ``interrupted``, resumable with ``Resume(result, answer)``.
     """
-    return run_blocking(open_run(plan, source, **options).execute(), all_sync=plan.all_sync)
+    return run_blocking(execute(open_run(plan, source, **options)), all_sync=plan.all_sync)

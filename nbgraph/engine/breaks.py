@@ -1,12 +1,10 @@
 """Breakpoints: where a run pauses for a person to look, and step mode.
 
-A run's breakpoints come from its plan (``g.breakpoints(...)``, resolved to node
-paths by ``compile()``) or, on a resume, from its thread. They travel with the
-thread's checkpoints in the answers, under a reserved slot, so a resume in another
-process with a fresh graph object pauses where the run would have. A run without
-breakpoints or step mode never builds one of these: its walker checks one
-attribute per step. Here too: setting a run's breakpoints, and the pauses before and
-after a node.
+A run's breakpoints come from its plan (``g.breakpoints(...)``, resolved to node paths by
+``compile()``) or, on a resume, from its thread, whose checkpoints keep them so a resume in
+another process with a fresh graph object pauses where the run would have. A run with
+none is not *armed*: its step loop checks one flag per step. Here too: the pauses before
+and after a node.
 """
 
 from __future__ import annotations
@@ -17,33 +15,22 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..history import Frame
 from ..names import new_id
 from .listeners import answered, interrupt, node_exit
-from .people import PauseRequested, wait_for_person
+from .people import PauseRequested
 
 if TYPE_CHECKING:
     from ..history import Step
     from ..pauses import Pause
     from ..plan import Breakpoints
-    from .walker import Walker
+    from .people import Asking
+    from .resumption import Resumption
 
-__all__ = [
-    "SLOT",
-    "Breaks",
-    "break_pause",
-    "pause_after",
-    "pause_before",
-    "set_breaks",
-    "stop_reason",
-    "take_break_answer",
-]
-
-SLOT = "__breakpoints__"
-"""Where a thread's checkpoints keep its breakpoints, among the answers (a reserved slot)."""
+__all__ = ["Breaks", "break_pause", "pause_after", "pause_before", "stop_reason"]
 
 
 class Breaks:
-    """A live run's breakpoints (node paths) and whether it is stepping."""
+    """A run's breakpoints (node paths) and whether it is stepping."""
 
-    __slots__ = ("after", "before", "stepping")
+    __slots__ = ("after", "armed", "before", "stepping", "waiting")
 
     def __init__(
         self, before: frozenset[str] = frozenset(), after: frozenset[str] = frozenset(), stepping: bool = False
@@ -52,6 +39,10 @@ class Breaks:
         self.after = after
         self.stepping = stepping
         """Pause before every node, wherever it runs (sub-graphs and branches included)."""
+        self.waiting = False
+        """A resume brought the answer to a breakpoint before a node (or asks it again)."""
+        self.armed = not self.idle
+        """Whether the step loop looks for a breakpoint at all."""
 
     @classmethod
     def of(cls, breakpoints: Breakpoints | None, stepping: bool = False) -> Breaks:
@@ -63,13 +54,34 @@ class Breaks:
     def from_json(cls, data: Mapping[str, Any]) -> Breaks:
         return cls(frozenset(data.get("before") or ()), frozenset(data.get("after") or ()), bool(data.get("step")))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any] | None:
+        """What a checkpoint keeps of them (None: nothing to pause at)."""
+        if self.idle:
+            return None
         return {"before": sorted(self.before), "after": sorted(self.after), "step": self.stepping}
 
     @property
     def idle(self) -> bool:
         """Nothing to pause at."""
         return not (self.before or self.after or self.stepping)
+
+    def set(self, before: frozenset[str], after: frozenset[str], stepping: bool) -> None:
+        """Pause at these from the next step on."""
+        self.before, self.after, self.stepping = before, after, stepping
+        self._arm()
+
+    def take(self, answer: str) -> None:
+        """A breakpoint was answered: ``step`` pauses before the next node, ``continue`` at the next breakpoint."""
+        self.stepping = answer == "step"
+        self._arm()
+
+    def expect(self, resumption: Resumption) -> None:
+        """A resume brought (or asks again) a breakpoint before a node: look for it."""
+        self.waiting = resumption.breaks_waiting
+        self._arm()
+
+    def _arm(self) -> None:
+        self.armed = self.waiting or not self.idle
 
     def stops_before(self, path: str) -> bool:
         return self.stepping or path in self.before
@@ -103,40 +115,15 @@ def break_pause(
     )
 
 
-# -- a run's breakpoints --------------------------------------------------------------
-
-
-def set_breaks(walker: Walker, breaks: Breaks | None) -> None:
-    """Pause at ``breaks`` from now on; the thread's checkpoints keep them (in a reserved
-    slot of the answers), so a resume elsewhere pauses at the same places."""
-    answers = walker.pauses.answers
-    if breaks is None or breaks.idle:
-        answers.pop(SLOT, None)
-        # Pauses a resume answered still need the check that finds them.
-        resumed = walker.resumed
-        walker.breaks = (breaks or Breaks()) if resumed is not None and resumed.breaks_waiting else None
-    else:
-        answers[SLOT] = breaks.to_json()
-        walker.breaks = breaks
-
-
-def take_break_answer(walker: Walker, answer: str) -> None:
-    """A breakpoint was answered: ``step`` pauses before the next node, ``continue`` at the next breakpoint."""
-    breaks = walker.breaks or Breaks()
-    breaks.stepping = answer == "step"
-    set_breaks(walker, breaks)
-
-
-# -- pausing at them -----------------------------------------------------------------------
-
-
 def stop_reason(pause: Pause) -> str:
     """Why a run answered ``stop`` at breakpoint ``pause`` ended."""
     where = f" in branch {pause.branch!r}" if pause.branch else ""
     return f"stopped at the breakpoint {pause.at} {pause.path!r}{where} (step {pause.step})"
 
 
-async def pause_before(walker: Walker, frame: Frame, step: int) -> tuple[tuple[Any, ...], str | None] | None:
+async def pause_before(
+    breaks: Breaks, asking: Asking, resumption: Resumption, frame: Frame, step: int
+) -> tuple[tuple[Any, ...], str | None] | None:
     """A breakpoint before ``frame``'s node, which runs as ``step``: the pause's interrupt and
     resume events, and why the run stops if the answer was ``stop``; None when the run
     does not stop here.
@@ -147,25 +134,24 @@ async def pause_before(walker: Walker, frame: Frame, step: int) -> tuple[tuple[A
     Raises:
         PauseRequested: a durable run cannot wait; the node has not run.
     """
-    resumed = walker.resumed
-    kept = resumed.break_before((frame.path, frame.branch)) if resumed is not None else None
+    kept = resumption.break_before((frame.path, frame.branch))
     if kept is not None and kept[1] is not None:
         pause, answer = kept
-        events: Any = (interrupt(walker.thread, step, pause), answered(walker.thread, step, pause, answer))
+        thread = asking.listeners.thread
+        events: Any = (interrupt(thread, step, pause), answered(thread, step, pause, answer))
         for event in events:
-            walker.listeners.emit(event)
+            asking.listeners.emit(event)
     else:
-        breaks = walker.breaks
-        if breaks is None or not breaks.stops_before(frame.path):
+        if not breaks.stops_before(frame.path):
             return None
         pause = break_pause("before", frame, step, pause_id=kept[0].id if kept is not None else None)
         events = []
-        answer = await wait_for_person(walker, pause, None, events)
-    take_break_answer(walker, answer)
+        answer = await asking.wait(pause, None, events)
+    breaks.take(answer)
     return tuple(events), stop_reason(pause) if answer == "stop" else None
 
 
-async def pause_after(walker: Walker, record: Step, update: Any, events: list[Any]) -> str | None:
+async def pause_after(breaks: Breaks, asking: Asking, record: Step, update: Any, events: list[Any]) -> str | None:
     """A breakpoint after ``record``'s node ran (its routing still to do): why the run stops
     if the answer was ``stop``. The pause's events go into ``events`` as they happen.
 
@@ -174,9 +160,10 @@ async def pause_after(walker: Walker, record: Step, update: Any, events: list[An
     """
     frame = Frame(record.node, record.path, record.branch)
     pause = break_pause("after", frame, record.step, update)
-    if not walker.live:
+    if not asking.live:
         raise PauseRequested(pause)
-    walker.listeners.emit_step_if(lambda: node_exit(walker.thread, record))
-    answer = await wait_for_person(walker, pause, None, events)
-    take_break_answer(walker, answer)
+    listeners = asking.listeners
+    listeners.emit_step_if(lambda: node_exit(listeners.thread, record))
+    answer = await asking.wait(pause, None, events)
+    breaks.take(answer)
     return stop_reason(pause) if answer == "stop" else None

@@ -1,153 +1,216 @@
-"""Calling a node: what it gives, how a call ends short, and how a step's update folds in
-(shared by one-frame steps and branches); a node that is a graph walks its level here."""
+"""Calling a node: what it gives (a slot's :data:`~nbgraph.engine.slots.Outcome`), which
+calls are under way, and the record of a step.
+
+:class:`Caller` is what calling needs of a run and nothing more: the door its nodes' contexts
+go through, its listeners and meter, what a resume brought, the registry of calls under
+way, and the walk of a sub-graph (the walker's own). It never writes a run's state: it
+returns what the call gave, and the step folds it in.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
 import traceback
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
 from ..plan import Hop, NodePlan, Plan
-from .context import Context
+from .context import Context, RunDoor
 from .ending import Ending
-from .levels import enter, level_key
 from .limits import Deadline, branch_waits, node_deadline
 from .listeners import node_enter
 from .outputs import read_output
+from .slots import Called, Ended, Failed, Slot
 
 if TYPE_CHECKING:
     from .levels import Level
-    from .walker import Walker
 
-__all__ = [
-    "Called",
-    "ChildStopped",
-    "TimedOut",
-    "call",
-    "enter_event",
-    "error_text",
-    "fold",
-    "invoke",
-    "make_step",
-    "replay",
-    "shares_state",
-    "walk_child",
-    "within",
+__all__ = ["Activity", "Caller", "error_text", "make_step"]
+
+WalkSubgraph = Callable[
+    ["Level", Frame, NodePlan, int], Awaitable["Ending | tuple[Mapping[str, Any] | None, tuple[Step, ...]]"]
 ]
+"""Walk the sub-graph a node runs: its update and its steps, or how it stopped inside."""
 
 
-class Called(NamedTuple):
-    """What calling one frame's node gave, before it is folded into the state."""
+class Activity:
+    """What a run is doing now, for those who watch it: the calls under way (in the order they
+    started), each superstep's branches and their status, and the steps that finished and
+    wait for a person after their node (shown in the state meanwhile)."""
 
-    records: tuple[Step, ...]
-    """A sub-graph's own steps, then this node's step (its edge still to be routed)."""
-    update: Mapping[str, Any] | None
-    hop: Hop | None
-    """Where a ``Goto``, ``End`` or ``Send`` the node returned leads (None: route by the edges)."""
-    ctx: Context | None
-    error: Exception | None = None
+    __slots__ = ("calls", "supersteps", "waiting")
 
+    def __init__(self) -> None:
+        self.calls: list[Frame] = []
+        self.supersteps: dict[Level, tuple[list[Slot], list[str]]] = {}
+        self.waiting: dict[Level, dict[int, Called]] = {}
 
-class ChildStopped(BaseException):
-    """A sub-graph stopped inside (a pause, a failure): its parent stops with the same ending."""
+    def wait_after(self, level: Level, slot: Slot, called: Called) -> None:
+        self.waiting.setdefault(level, {})[slot.step] = called
 
-    def __init__(self, ending: Ending) -> None:
-        self.ending = ending
-        super().__init__(ending.reason)
+    def answered_after(self, level: Level, slot: Slot) -> None:
+        waiting = self.waiting.get(level)
+        if waiting is not None:
+            waiting.pop(slot.step, None)
+            if not waiting:
+                del self.waiting[level]
 
 
 class TimedOut(BaseException):
-    """Carries a deadline that fired out of the node it cancelled."""
+    """Carries a deadline that fired out of the node it cancelled (caught by the call)."""
 
     def __init__(self, deadline: Deadline) -> None:
         self.deadline = deadline
         super().__init__(deadline.reason)
 
 
-def fold(
-    plan: Plan, values: dict[str, Any], update: Mapping[str, Any] | None, inner: tuple[Step, ...], frame: Frame
-) -> dict[str, Any]:
-    """The values after a step's ``update`` (and a sub-graph's ``inner`` steps) are folded in.
+class Caller:
+    """Calls the nodes of one run."""
 
-    A sub-graph on this graph's state worked on a copy of it: its steps' updates are
-    replayed here, in order, as if it had run inline, so branches that each ran one
-    fold the same way whatever order they finished in.
-    """
-    if inner:
+    __slots__ = ("activity", "door", "give_up", "listeners", "meter", "resumption", "walk_subgraph")
+
+    def __init__(
+        self,
+        door: RunDoor,
+        activity: Activity,
+        walk_subgraph: WalkSubgraph,
+        give_up: Callable[[Frame], tuple[Step, ...]],
+    ) -> None:
+        self.door = door
+        self.listeners = door.listeners
+        self.meter = door.meter
+        self.resumption = door.resumption
+        self.activity = activity
+        self.walk_subgraph = walk_subgraph
+        self.give_up = give_up
+        """Close the sub-graph levels a branch given up leaves open: their records."""
+
+    def context(self, level: Level, slot: Slot) -> Context:
+        frame = slot.frame
+        return Context(self.door, level.plan, frame.node, slot.step, slot.visit, frame.path, frame.branch, level.scope)
+
+    def _enter(self, slot: Slot) -> None:
+        frame = slot.frame
+        rerun = self.resumption.rerun((frame.path, frame.branch))
+        self.listeners.emit_step(
+            node_enter(self.listeners.thread, slot.step, frame.node, slot.visit, frame.path, frame.branch, rerun)
+        )
+
+    def call_now(self, level: Level, slot: Slot) -> Called | Failed:
+        """Call a synchronous node that runs no sub-graph, here and now (no coroutine: the hot path).
+
+        Raises:
+            PauseRequested: the node asked a person (``ctx.ask``).
+            Aborted: a budget the node checked is spent.
+        """
+        frame = slot.frame
+        plan = level.plan
         node = plan.nodes[frame.node]
-        if node.subplan is not None and node.spec.input is None:
-            prefix = len(frame.path) + 1
-            for record in inner:
-                if record.error is None and shares_state(node.subplan, record.path[prefix:]):
-                    values = replay(plan.schema, values, record)
-    if update:
-        values = plan.schema.apply(values, update, frame.node)
-    return values
+        ctx = self.context(level, slot) if node.wants_ctx else None
+        if self.listeners.steps:
+            self._enter(slot)
+        calls = self.activity.calls
+        calls.append(frame)
+        started = time.time()
+        t0 = time.perf_counter()
+        try:
+            update, hop = _call_sync(plan, frame, node, ctx, level.values)
+        except Exception as exc:
+            record = make_step(slot, started, time.perf_counter() - t0, None, None, ctx, exc)
+            return Failed((record,), exc)
+        finally:
+            calls.remove(frame)
+        record = make_step(slot, started, time.perf_counter() - t0, update, hop.edge if hop else None, ctx)
+        return Called((record,), update, hop, ctx)
 
+    async def call(self, level: Level, slot: Slot, held: tuple[Any, ...] | None = None) -> Called | Failed | Ended:
+        """Call ``slot``'s node (or walk the sub-graph it is) and say what it gave.
 
-def replay(schema: Any, values: dict[str, Any], record: Step) -> dict[str, Any]:
-    """The values after ``record``'s update (and a person's edit) are folded in."""
-    if record.update:
-        values = schema.apply(values, record.update, record.node)
-    if record.edit:
-        values = schema.apply(values, record.edit, record.node)
-    return values
+        ``held`` are the events of a breakpoint's pause before the node, for its record. Time
+        a person spent answering inside the call does not count in its duration.
 
+        Raises:
+            PauseRequested: the node asked a person and nobody can wait (or it asked with ``ctx.ask``).
+            Aborted: a budget is spent, or a person stopped the run inside the sub-graph.
+        """
+        frame = slot.frame
+        plan = level.plan
+        node = plan.nodes[frame.node]
+        ctx = None
+        if node.wants_ctx or held:
+            ctx = self.context(level, slot)
+            if held:
+                ctx._events = list(held)
+        if self.listeners.steps:
+            self._enter(slot)
+        calls = self.activity.calls
+        calls.append(frame)
+        waits = [0.0, branch_waits.get()]
+        token = branch_waits.set(waits)
+        started = time.time()
+        t0 = time.perf_counter()
+        inner: tuple[Step, ...] = ()
+        hop: Hop | None = None
+        try:
+            if node.subplan is not None:
+                walked = await self.walk_subgraph(level, frame, node, slot.visit)
+                if isinstance(walked, Ending):  # stopped inside: the sub-graph keeps where it is
+                    return Ended(walked, self._given_up(level, slot, walked, started, t0))
+                update, inner = walked
+            elif node.is_async:
+                given = plan.schema.view(level.values) if frame.payload is NO_PAYLOAD else frame.payload
+                work = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
+                meter = self.meter
+                deadline = meter.deadline(node.name, node.timeout) if node.timeout is not None or meter.timed else None
+                out = await (work if deadline is None else _within(work, deadline))
+                update, hop = read_output(out, node, plan)
+            else:
+                update, hop = _call_sync(plan, frame, node, ctx, level.values)
+        except TimedOut as timed:
+            deadline = timed.deadline
+            ending = Ending(deadline.outcome, f"{deadline.reason} at step {slot.step}")
+            return Ended(ending, self._given_up(level, slot, ending, started, t0), timed_out=True)
+        except Exception as exc:
+            record = make_step(slot, started, time.perf_counter() - t0 - waits[0], None, None, ctx, exc)
+            return Failed((*inner, record), exc)
+        finally:
+            calls.remove(frame)
+            branch_waits.reset(token)
+        duration = time.perf_counter() - t0 - waits[0]
+        record = make_step(slot, started, duration, update, hop.edge if hop else None, ctx)
+        return Called((*inner, record), update, hop, ctx)
 
-def shares_state(plan: Plan, path: str) -> bool:
-    """Whether a record at ``path`` (below ``plan``) changed ``plan``'s state: every sub-graph on the way shares it."""
-    *containers, _ = path.split("/")
-    for name in containers:
-        node = plan.nodes.get(name)
-        if node is None or node.subplan is None or node.spec.input is not None:
-            return False
-        plan = node.subplan
-    return True
+    def _given_up(self, level: Level, slot: Slot, ending: Ending, started: float, t0: float) -> tuple[Step, ...]:
+        """The records of a branch that ended short (its sub-graph failed, its node timed out).
 
-
-def make_step(
-    step: int,
-    frame: Frame,
-    visit: int,
-    started: float,
-    duration: float,
-    update: Mapping[str, Any] | None,
-    edge: FiredEdge | None,
-    ctx: Context | None,
-    error: BaseException | None = None,
-) -> Step:
-    if ctx is None or not (ctx.tokens or ctx.cost or ctx.turns or ctx._events):
-        record = Step(step, frame.node, visit, started, duration, update, edge, frame.path, frame.branch)
-    else:
-        record = Step(
-            step,
+        Under ``settle="fail_fast"`` the step fails and a resume re-enters the sub-graph where
+        it stopped, so nothing is recorded; nor for a step of one slot, nor for a pause. Under
+        ``"all"`` the branch is over: the sub-graph levels it left open close, and their steps
+        and its own failed step go into the history.
+        """
+        frame = slot.frame
+        if level.plan.settle != "all" or frame.branch == level.branch or ending.outcome == "interrupted":
+            return ()
+        duration = time.perf_counter() - t0
+        failed = Step(
+            slot.step,
             frame.node,
-            visit,
+            slot.visit,
             started,
             duration,
-            update,
-            edge,
-            frame.path,
-            frame.branch,
-            tokens=ctx.tokens,
-            cost=ctx.cost,
-            turns=ctx.turns,
-            events=tuple(ctx._events or ()),
+            path=frame.path,
+            branch=frame.branch,
+            error=ending.reason or ending.outcome,
         )
-    return record if error is None else record._replace(error=error_text(error))
+        return (*self.give_up(frame), failed)
 
 
-def error_text(exc: BaseException) -> str:
-    return "".join(traceback.format_exception_only(type(exc), exc)).strip()
-
-
-def call_sync(
+def _call_sync(
     plan: Plan, frame: Frame, node: NodePlan, ctx: Context | None, values: dict[str, Any]
 ) -> tuple[Mapping[str, Any] | None, Hop | None]:
-    """Call a synchronous node: its update, and its command's hop (no coroutine on the hot path)."""
+    """Call a synchronous node: its update, and its command's hop."""
     given = plan.schema.view(values) if frame.payload is NO_PAYLOAD else frame.payload
     out = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
     if out is None:
@@ -157,7 +220,7 @@ def call_sync(
     return read_output(out, node, plan)
 
 
-async def within(work: Any, deadline: Deadline) -> Any:
+async def _within(work: Any, deadline: Deadline) -> Any:
     """Await an async node's ``work``, cancelling it if it overruns ``deadline``."""
     token = node_deadline.set(deadline)
     deadline.start()
@@ -175,86 +238,37 @@ async def within(work: Any, deadline: Deadline) -> Any:
     return out
 
 
-def enter_event(walker: Walker, step: int, frame: Frame, visit: int) -> Any:
-    """The node-enter event of ``frame``'s call (``rerun``: a resumed run's node that stopped at an input)."""
-    resumed = walker.resumed
-    rerun = resumed is not None and resumed.rerun((frame.path, frame.branch))
-    return node_enter(walker.thread, step, frame.node, visit, frame.path, frame.branch, rerun)
+def make_step(
+    slot: Slot,
+    started: float,
+    duration: float,
+    update: Mapping[str, Any] | None,
+    edge: FiredEdge | None,
+    ctx: Context | None,
+    error: BaseException | None = None,
+) -> Step:
+    """The record of ``slot``'s step (its edge, when routing has not happened yet, None)."""
+    frame = slot.frame
+    if ctx is None or not (ctx.tokens or ctx.cost or ctx.turns or ctx._events):
+        record = Step(slot.step, frame.node, slot.visit, started, duration, update, edge, frame.path, frame.branch)
+    else:
+        record = Step(
+            slot.step,
+            frame.node,
+            slot.visit,
+            started,
+            duration,
+            update,
+            edge,
+            frame.path,
+            frame.branch,
+            tokens=ctx.tokens,
+            cost=ctx.cost,
+            turns=ctx.turns,
+            events=tuple(ctx._events or ()),
+        )
+    return record if error is None else record._replace(error=error_text(error))
 
 
-async def call(
-    walker: Walker, level: Level, frame: Frame, step: int, visit: int, held: tuple[Any, ...] | None = None
-) -> Called:
-    """Call ``frame``'s node (or walk the sub-graph it is) as ``step`` and say what it gave.
-
-    A node's own exception comes back in ``error``, with the step's record; a pause, a
-    budget, a deadline, a stop and a stopped sub-graph are raised. ``held`` are the
-    events of a breakpoint's pause before the node, for its record. Time a person spent
-    answering inside the call does not count in its duration.
-    """
-    plan = level.plan
-    name = frame.node
-    node = plan.nodes[name]
-    ctx = None
-    if node.wants_ctx or held:
-        ctx = Context(walker, plan, name, step, visit, frame.path, frame.branch, level.scope)
-        if held:
-            ctx._events = list(held)
-    listeners = walker.listeners
-    if listeners.steps:
-        listeners.emit_step(enter_event(walker, step, frame, visit))
-    calls = walker.calls
-    calls.append(frame)
-    waits = [0.0, branch_waits.get()]
-    token = branch_waits.set(waits)
-    started = time.time()
-    t0 = time.perf_counter()
-    inner: tuple[Step, ...] = ()
-    try:
-        update, hop, inner = await invoke(walker, level, frame, node, ctx, visit)
-    except Exception as exc:
-        record = make_step(step, frame, visit, started, time.perf_counter() - t0 - waits[0], None, None, ctx, exc)
-        return Called((*inner, record), None, None, ctx, exc)
-    finally:
-        calls.remove(frame)
-        branch_waits.reset(token)
-    duration = time.perf_counter() - t0 - waits[0]
-    record = make_step(step, frame, visit, started, duration, update, hop.edge if hop else None, ctx)
-    return Called((*inner, record), update, hop, ctx)
-
-
-async def invoke(
-    walker: Walker, level: Level, frame: Frame, node: NodePlan, ctx: Context | None, visit: int
-) -> tuple[Mapping[str, Any] | None, Hop | None, tuple[Step, ...]]:
-    """Run the node's function (or walk its sub-graph): its update, its command's hop, a sub-graph's steps."""
-    if node.subplan is not None:
-        update, inner = await walk_child(walker, level, frame, node, visit)
-        return update, None, inner
-    if not node.is_async:
-        return (*call_sync(level.plan, frame, node, ctx, level.values), ())
-    given = level.plan.schema.view(level.values) if frame.payload is NO_PAYLOAD else frame.payload
-    work = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
-    meter = walker.meter
-    deadline = meter.deadline(node.name, node.timeout) if node.timeout is not None or meter.timed else None
-    out = await (work if deadline is None else within(work, deadline))
-    return (*read_output(out, node, level.plan), ())
-
-
-async def walk_child(
-    walker: Walker, parent: Level, frame: Frame, node: NodePlan, visit: int
-) -> tuple[Mapping[str, Any] | None, tuple[Step, ...]]:
-    """Walk the sub-graph ``node`` runs; its update for the parent, and the sub-graph's records."""
-    child = enter(walker, parent, frame, node, visit)
-    key = level_key(frame)
-    walker.open_levels[key] = child
-    ending = await walker.walk(child)
-    if ending is not None:
-        if ending.outcome != "done":
-            raise ChildStopped(ending)  # the level stays open: a checkpoint keeps where it stopped
-        if ending.hit_max_steps and walker.flagged is None:
-            walker.flagged = ending  # on_max_steps="flag": the run's result says which sub-graph hit it
-    del walker.open_levels[key]
-    walker.pauses.forget(child.scope)
-    output = node.spec.output
-    update = output(child.plan.schema.view(child.values)) if output is not None else None
-    return update, tuple(child.records)  # a shared sub-graph's steps are replayed by fold()
+def error_text(exc: BaseException) -> str:
+    return "".join(traceback.format_exception_only(type(exc), exc)).strip()

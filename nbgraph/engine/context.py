@@ -7,15 +7,35 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..names import new_id
-from .limits import Aborted
-from .listeners import answered, interrupt, text_delta
+from .ending import Ending
+from .limits import Aborted, Meter
+from .listeners import Listeners, answered, interrupt, text_delta
 
 if TYPE_CHECKING:
     from ..pauses import Pause
     from ..plan import Plan
-    from .walker import Walker
+    from .people import Asking
+    from .resumption import Resumption
 
-__all__ = ["Context"]
+__all__ = ["Context", "RunDoor"]
+
+
+class RunDoor:
+    """What a node can reach of the run it runs in: its listeners, its meter, the people it
+    asks, what a resume brought, the messages steered to it and what closes as it ends.
+    One per run; every node's :class:`Context` goes through it."""
+
+    __slots__ = ("asking", "closers", "listeners", "meter", "resumption", "steering")
+
+    def __init__(self, listeners: Listeners, meter: Meter, asking: Asking, resumption: Resumption) -> None:
+        self.listeners = listeners
+        self.meter = meter
+        self.asking = asking
+        self.resumption = resumption
+        self.steering: list[str] = []
+        """Messages queued with ``run.steer(text)`` for the next LLM step."""
+        self.closers: list[Callable[[], Awaitable[object]]] = []
+        """What nodes opened for the whole run (``ctx.at_run_end``), closed as the run ends."""
 
 
 class Context:
@@ -29,10 +49,10 @@ class Context:
 
     __slots__ = (
         "_asked",
+        "_door",
         "_events",
         "_plan",
         "_scope",
-        "_walker",
         "branch",
         "cost",
         "node",
@@ -45,7 +65,7 @@ class Context:
 
     def __init__(
         self,
-        walker: Walker | None,
+        door: RunDoor | None,
         plan: Plan,
         node: str,
         step: int,
@@ -54,7 +74,7 @@ class Context:
         branch: str | None = None,
         scope: str = "",
     ) -> None:
-        self._walker = walker
+        self._door = door
         self._plan = plan
         self.node = node
         """The running node's name."""
@@ -76,7 +96,7 @@ class Context:
     @property
     def thread(self) -> str | None:
         """The run's thread id (None outside a run)."""
-        return self._walker.thread if self._walker is not None else None
+        return self._door.listeners.thread if self._door is not None else None
 
     @property
     def graph(self) -> str:
@@ -109,15 +129,15 @@ class Context:
         ``ctx.emit("text-delta", text="Hel")``; thread, step, node, path and branch
         are filled in.
         """
-        walker = self._walker
-        if walker is None:
+        door = self._door
+        if door is None:
             return
-        listeners = walker.listeners
+        listeners = door.listeners
         if event == "text-delta":
             # Streamed text is live only: the step's update carries the whole reply,
             # so a history or checkpoint never holds a model's output twice.
             if listeners.all:
-                listeners.emit(text_delta(walker.thread, self.step, self.node, self.path, self.branch, **fields))
+                listeners.emit(text_delta(listeners.thread, self.step, self.node, self.path, self.branch, **fields))
             return
         if isinstance(event, str):
             from ..events import EVENT_TYPES
@@ -127,7 +147,7 @@ class Context:
                 raise ValueError(f"unknown event type {event!r}; one of: {', '.join(EVENT_TYPES)}")
             # Validated: the fields come from the node, not from the engine.
             event = cls(
-                thread=walker.thread, step=self.step, node=self.node, path=self.path, branch=self.branch, **fields
+                thread=listeners.thread, step=self.step, node=self.node, path=self.path, branch=self.branch, **fields
             )
         elif event is None:
             raise TypeError("emit() needs an event model or a type name such as 'text-delta'")
@@ -141,13 +161,13 @@ class Context:
         self.tokens += tokens
         self.cost += cost
         self.turns += turns
-        if self._walker is not None:
-            self._walker.meter.add(tokens, cost, turns)
+        if self._door is not None:
+            self._door.meter.add(tokens, cost, turns)
 
     def check_budget(self) -> None:
         """Abort the run now if a budget is exhausted (LLM nodes call this before each call)."""
-        if self._walker is not None:
-            reason = self._walker.meter.over()
+        if self._door is not None:
+            reason = self._door.meter.over()
             if reason is not None:
                 raise Aborted(reason)
 
@@ -162,36 +182,37 @@ class Context:
         """Before an LLM call: abort the run if a budget is used up, or, when the budget asks
         (``Budget(ask=True)``), wait for a person to raise it (a durable run ends
         ``interrupted`` and this node runs again from its start on resume)."""
-        walker = self._walker
-        if walker is None or walker.meter.budget is None:
+        door = self._door
+        if door is None or door.meter.budget is None:
             return
-        meter = walker.meter
-        if walker.meter.budget.ask:
+        meter = door.meter
+        if meter.budget is not None and meter.budget.ask:
             from ..history import Frame
-            from .people import budget_pause, raise_budget, wait_for_person
+            from .people import budget_pause, raised
 
             while over := meter.ahead(0):
                 frame = Frame(self.node, self.path, self.branch)
-                pause = budget_pause(walker, (frame,), self.step, over, reruns=self.rerun())
-                ending = raise_budget(walker, pause, await wait_for_person(walker, pause, self))
-                if ending is not None:
-                    raise Aborted(ending.reason or "stopped at a budget pause")
+                pause = budget_pause(meter, (frame,), self.step, over, reruns=self.rerun())
+                decided = raised(meter, pause, await door.asking.wait(pause, self))
+                if isinstance(decided, Ending):
+                    raise Aborted(decided.reason or "stopped at a budget pause")
         self.check_budget()
 
     def at_run_end(self, close: Callable[[], Awaitable[object]]) -> None:
         """Have the run ``await close()`` as it ends, however it ends (done, failed, aborted,
         interrupted): for what a node opens once and keeps for the rest of its run, such as a
         connection. The last one registered is closed first; ``close`` must not raise."""
-        walker = self._walker
-        if walker is None:
+        door = self._door
+        if door is None:
             raise RuntimeError(f"at_run_end() needs a running node; {self.node!r} is being routed outside a run")
-        walker.closers.append(close)
+        door.closers.append(close)
 
     def take_steering(self) -> list[str]:
         """Messages queued with ``run.steer(text)`` since the last call, oldest first."""
-        if self._walker is None:
+        door = self._door
+        if door is None:
             return []
-        queued, self._walker.steering = self._walker.steering, []
+        queued, door.steering = door.steering, []
         return queued
 
     async def request_input(
@@ -214,10 +235,9 @@ class Context:
         asked = self._asking("request_input", prompt, options, kind, slot)
         if not isinstance(asked, _Asked):
             return asked.answer
-        from .people import wait_for_person
-
-        answer = await wait_for_person(asked.walker, asked.pause, self)
-        asked.walker.pauses.answers[asked.pause.slot or ""] = answer
+        asking = asked.door.asking
+        answer = await asking.wait(asked.pause, self)
+        asking.pauses.answers[asked.pause.slot or ""] = answer
         return answer
 
     def ask(
@@ -245,8 +265,8 @@ class Context:
     def _asking(self, how: str, prompt: Any, options: Any, kind: str, slot: str | None) -> _Asked | _Answered:
         """The question at this call's slot: answered already (a resume brought it, or the
         node asked before it ran again), or a pause to open."""
-        walker = self._walker
-        if walker is None:
+        door = self._door
+        if door is None:
             raise RuntimeError(f"{how}() needs a running node; {self.node!r} is being routed outside a run")
         self._asked += 1
         if slot is None:
@@ -256,15 +276,16 @@ class Context:
             if slot.startswith("__"):  # (the run keeps its breakpoints, budget and trace there)
                 raise ValueError(f"{how}(slot={slot!r}): slots starting with '__' are the run's own; name another")
             slot = self._scope + slot
-        pauses = walker.pauses
-        resumption = walker.resumed
+        pauses = door.asking.pauses
+        resumption = door.resumption
         if slot in pauses.answers:
-            brought = resumption.input(slot) if resumption is not None else None
+            brought = resumption.input(slot)
             if brought is not None:
                 # The answer a resume brought: the step's record shows the pause and
                 # the answer here, where a live run shows them.
-                self.emit(interrupt(walker.thread, self.step, brought[0]))
-                self.emit(answered(walker.thread, self.step, brought[0], brought[1]))
+                thread = door.listeners.thread
+                self.emit(interrupt(thread, self.step, brought[0]))
+                self.emit(answered(thread, self.step, brought[0], brought[1]))
             return _Answered(pauses.answers[slot])
         from ..pauses import Pause
         from ..state import to_jsonable
@@ -281,7 +302,7 @@ class Context:
         pause = Pause(
             # The same question asked again after a resume keeps its id, so an answer
             # given for it in the meantime (with the id the person saw) still lands.
-            id=(resumption.asked_id(slot) if resumption is not None else None) or new_id(),
+            id=resumption.asked_id(slot) or new_id(),
             kind="input",
             node=self.node,
             step=self.step,
@@ -294,13 +315,13 @@ class Context:
             slot=slot,
             reruns=self.rerun(),
         )
-        return _Asked(walker, pause)
+        return _Asked(door, pause)
 
 
 class _Asked(NamedTuple):
-    """A question to put to a person, by the run ``walker``."""
+    """A question to put to a person, through the run's ``door``."""
 
-    walker: Walker
+    door: RunDoor
     pause: Pause
 
 

@@ -10,15 +10,14 @@ running it again from its start.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..errors import InvalidUpdate
 from ..history import NO_PAYLOAD, Frame, Step
 from ..plan import Hop, NodePlan, Plan
-
-if TYPE_CHECKING:
-    from .walker import Walker
+from .slots import Called, Failed, Outcome, Parked, Slot, settled_entry
 
 __all__ = ["Level", "enter", "level_key"]
 
@@ -125,7 +124,71 @@ class Level:
                 out.append(next_frame)
         return tuple(out)
 
-    def snapshot(self, walker: Walker) -> dict[str, Any]:
+    def number(self, frames: tuple[Frame, ...]) -> list[Slot]:
+        """The step's slots: each frame with its step, its visit (counted now) and, when the step
+        has several, a branch id; inside a branch, ids are numbered under its own."""
+        base = self.steps
+        visits = self.visits
+        if len(frames) == 1:
+            frame = frames[0]
+            visit = visits[frame.node] = visits.get(frame.node, 0) + 1
+            return [Slot(frame, base + 1, visit)]
+        own = self.branch
+        prefix = f"{own}/" if own is not None else ""
+        many = Counter(frame.node for frame in frames if frame.branch == own)
+        index: Counter[str] = Counter()
+        slots = []
+        for i, frame in enumerate(frames):
+            if frame.branch == own:
+                node = frame.node
+                if frame.payload is not NO_PAYLOAD or many[node] > 1:
+                    frame = frame._replace(branch=f"{prefix}{node}[{index[node]}]")
+                    index[node] += 1
+                else:
+                    frame = frame._replace(branch=prefix + node)
+            visit = visits[frame.node] = visits.get(frame.node, 0) + 1
+            slots.append(Slot(frame, base + 1 + i, visit))
+        return slots
+
+    def undo(self, slots: Sequence[Slot], base: int, before: dict[str, Any]) -> None:
+        """The step did not complete: its visits are not counted, its frames run again, the
+        state is as it was before it."""
+        for slot in slots:
+            self.visits[slot.frame.node] = self.visits.get(slot.frame.node, 1) - 1
+        self.steps = base
+        self.values = before
+        self.frames = tuple(slot.frame for slot in slots)
+
+    def take_settled(self) -> dict[int, Mapping[str, Any]]:
+        """The slots of the step under way that a checkpoint kept as finished, by step (taken once)."""
+        kept = {entry["step"]: entry for entry in self.settled}
+        self.settled = []
+        return kept
+
+    def keep(self, slots: Sequence[Slot], outcomes: Sequence[Outcome | None]) -> InvalidUpdate | None:
+        """What a checkpoint keeps of the slots that finished, so a resume does not run them again.
+
+        A slot whose step cannot be stored as JSON is not kept (a resume runs it again); the
+        first such is returned, for a run that must stop now to say why.
+        """
+        unstorable = None
+        for slot, outcome in zip(slots, outcomes, strict=True):
+            try:
+                if type(outcome) is Parked:
+                    if outcome.called is not None:
+                        self.settled.append(settled_entry(slot.step, outcome.called, outcome.pauses[0]))
+                elif type(outcome) is Failed:
+                    if outcome.records and self.plan.settle == "all":  # with "all" a failure is how the branch settled
+                        entry = settled_entry(slot.step, Called(outcome.records, None, None, None), None)
+                        entry["error"] = outcome.records[-1].error
+                        self.settled.append(entry)
+                elif type(outcome) is Called:
+                    self.settled.append(settled_entry(slot.step, outcome, None))
+            except InvalidUpdate as exc:
+                unstorable = unstorable or exc
+        return unstorable
+
+    def snapshot(self) -> dict[str, Any]:
         """What a checkpoint keeps of a sub-graph level the run is inside (JSON)."""
         data: dict[str, Any] = {
             "frames": [frame.to_json() for frame in self.frames],
@@ -156,12 +219,11 @@ def level_key(frame: Frame) -> str:
     return frame.path if frame.branch is None else f"{frame.path}@{frame.branch}"
 
 
-def enter(walker: Walker, parent: Level, frame: Frame, node: NodePlan, visit: int) -> Level:
-    """The level of the sub-graph ``node`` runs on its ``visit``: the one a checkpoint kept, or a new one."""
+def enter(parent: Level, frame: Frame, node: NodePlan, visit: int, kept: Mapping[str, Any] | None) -> Level:
+    """The level of the sub-graph ``node`` runs on its ``visit``: the one a checkpoint ``kept``, or a new one."""
     plan = node.subplan
     assert plan is not None
     spec = node.spec
-    kept = walker.resumed.level(level_key(frame)) if walker.resumed is not None else None
     if spec.input is None:
         if frame.payload is not NO_PAYLOAD:
             raise InvalidUpdate(

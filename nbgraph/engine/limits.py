@@ -5,12 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 from contextvars import ContextVar
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
-__all__ = ["Aborted", "BUDGET_SLOT", "Budget", "Deadline", "Meter", "branch_waits", "node_deadline"]
-
-BUDGET_SLOT = "__budget__"
-"""Where a thread's checkpoints keep limits a person raised, among the answers (a reserved slot)."""
+__all__ = ["Aborted", "Budget", "Deadline", "Meter", "branch_waits", "node_deadline"]
 
 _ASKED = ("turns", "tokens", "cost")
 
@@ -56,8 +53,10 @@ class Meter:
         "budget",
         "chosen",
         "cost",
+        "kept",
         "peak",
         "prior_seconds",
+        "step_seconds",
         "t0",
         "timed",
         "tokens",
@@ -69,12 +68,17 @@ class Meter:
         self.budget = budget
         self.chosen = False
         """The budget was given to this run, not taken from its graph (a resume keeps raised limits otherwise)."""
+        self.kept = False
+        """A person was asked about the budget: the thread keeps its limits (raised or not) for
+        a resume, which holds to them rather than to its graph's."""
         self.timed = budget is not None and budget.seconds is not None
         """The run has a time budget, which async nodes are held to."""
         self.tokens = 0
         self.cost = 0.0
         self.turns = 0
         self.prior_seconds = 0.0
+        self.step_seconds = 0.0
+        """The seconds the thread's steps took, earlier runs' included."""
         self.waited = 0.0
         """Seconds during which someone was being asked (branches asking at once count once)."""
         self.t0 = time.perf_counter()
@@ -177,7 +181,14 @@ class Meter:
         """Raise the budget's limits (a person's answer to a budget pause)."""
         assert self.budget is not None
         self.budget = self.budget._replace(**limits)
+        self.kept = True
         return self.budget
+
+    def kept_limits(self) -> dict[str, Any] | None:
+        """The limits a thread keeps for its resumes (None: its graph's hold)."""
+        if not self.kept or self.budget is None:
+            return None
+        return {key: value for key, value in self.budget._asdict().items() if value is not None}
 
     def deadline(self, node: str, timeout: float | None) -> Deadline | None:
         """The time an async node may take: its own ``timeout``, or what is left of the

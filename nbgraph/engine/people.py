@@ -1,10 +1,11 @@
-"""Pauses and approvals: asking a person, waiting for the answer, settling a verdict (a
-breakpoint's pauses are ``breaks``'; a budget that asks is here).
+"""People in the loop: asking, waiting for the answer, and what a verdict or a raised budget
+decides (a breakpoint's pauses are ``breaks``').
 
-A live run waits for answers in memory; a durable one (or any synchronous call)
-cannot wait, so a pause ends it ``interrupted`` with a checkpoint that ``resume``
-continues from. Every pause has an id; an answer names it, so a stale or
-duplicate answer never lands on the wrong question.
+A live run waits for answers in memory; a durable one (or any synchronous call) cannot
+wait, so a pause ends it ``interrupted`` with a checkpoint that a ``Resume`` continues
+from. Every pause has an id; an answer names it, so a stale or duplicate answer never
+lands on the wrong question. What an answer decides is returned, never applied here:
+the step that asked applies it.
 """
 
 from __future__ import annotations
@@ -12,35 +13,32 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..errors import InvalidUpdate, NoPendingRequest, ResumeError
+from ..errors import NoPendingRequest, ResumeError
 from ..history import FiredEdge, Frame, Step
 from ..names import END, new_id
-from ..plan import Hop, NodePlan
+from ..plan import Hop, NodePlan, Plan
 from ..state import to_jsonable
 from .ending import Ending
-from .limits import BUDGET_SLOT, branch_waits, node_deadline
-from .listeners import answered, interrupt, node_exit
-from .stops import failure, interrupted
+from .limits import Budget, Meter, branch_waits, node_deadline
+from .listeners import Listeners, answered, interrupt
+from .stops import interrupted
 
 if TYPE_CHECKING:
     from ..pauses import Approval, Pause
     from .context import Context
-    from .levels import Level
-    from .walker import Walker
 
 __all__ = [
-    "ASK_BUDGET",
+    "Asking",
     "PauseRequested",
     "Pauses",
-    "apply_verdict",
-    "approve_step",
-    "ask_budget",
+    "Verdict",
+    "approval_pause",
     "budget_pause",
     "check_storable",
-    "raise_budget",
-    "wait_for_person",
+    "judge",
+    "raised",
 ]
 
 
@@ -94,15 +92,13 @@ class Pauses:
         pause, future = entry
         if future.done():
             return False
-        from ..pauses import read_answer
+        from ..pauses import answered_here, read_answer
 
         check_storable(value, pause)
         value = read_answer(pause, value)
         if pause.kind == "approval" and value.update:
             check_update(value.update, pause.node)
         del self.open[pause_id]
-        from ..pauses import answered_here
-
         self.given[pause_id] = answered_here(pause, value)
         future.get_loop().call_soon_threadsafe(_settle, future, value)
         return True
@@ -156,6 +152,16 @@ class Pauses:
 _EMPTY: Mapping[str, Any] = {}
 
 
+def _settle(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _unwind(future: asyncio.Future[Any], pause: Pause) -> None:
+    if not future.done():
+        future.set_exception(PauseRequested(pause))
+
+
 def check_storable(answer: Any, pause: Pause) -> None:
     """An answer must survive a checkpoint: refuse it now, while the person can give another."""
     try:
@@ -167,74 +173,89 @@ def check_storable(answer: Any, pause: Pause) -> None:
         ) from None
 
 
-def _settle(future: asyncio.Future[Any], value: Any) -> None:
-    if not future.done():
-        future.set_result(value)
+class Asking:
+    """How one run asks people: its pauses, whether anyone is there to answer, who hears of it.
 
-
-def _unwind(future: asyncio.Future[Any], pause: Pause) -> None:
-    if not future.done():
-        future.set_exception(PauseRequested(pause))
-
-
-async def wait_for_person(walker: Walker, pause: Pause, ctx: Context | None, events: list[Any] | None = None) -> Any:
-    """Wait for the answer to ``pause`` (live), or unwind the node (durable)."""
-    if not walker.live:
-        raise PauseRequested(pause)
-    pauses = walker.pauses
-    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-    pauses.open[pause.id] = (pause, future)
-    thread = walker.thread
-    _note(walker, interrupt(thread, pause.step, pause), ctx, events)
-    pauses.wake(pause)
-    meter = walker.meter
-    meter.ask()
-    t0 = time.perf_counter()
-    deadline = node_deadline.get()
-    if deadline is not None:
-        deadline.hold()  # a person's time never counts against a node's
-    try:
-        answer = await future
-    finally:
-        meter.answered()
-        waits = branch_waits.get()
-        if waits is not None:
-            waited = time.perf_counter() - t0
-            while waits is not None:  # this branch's, and those of the branches it runs inside
-                waits[0] += waited
-                waits = waits[1]
-        pauses.open.pop(pause.id, None)
-        if deadline is not None:
-            deadline.go_on()
-    _note(walker, answered(thread, pause.step, pause, answer), ctx, events)
-    return answer
-
-
-def _note(walker: Walker, event: Any, ctx: Context | None, events: list[Any] | None) -> None:
-    if ctx is not None:
-        ctx.emit(event)
-        return
-    if events is not None:
-        events.append(event)
-    walker.listeners.emit(event)
-
-
-async def approve_step(
-    walker: Walker, node: NodePlan, record: Step, level: Level | None = None, *, in_branch: bool = False
-) -> Ending | tuple[Step, Hop | None]:
-    """Pause after ``node`` ran until a person approves or denies its step.
-
-    ``record.edge`` holds a ``Goto``/``End`` target the node returned (None: route
-    by the edges). Returns the step with its verdict recorded and the hop a denial
-    takes, or the ending a denial with nowhere to go brings. A branch's update is
-    folded only when all branches have settled, so its edit is left in the record.
-
-    Raises:
-        PauseRequested: a durable run cannot wait; the pause carries the step.
+    ``live`` runs wait for answers; a run that cannot (durable, or told that nobody will
+    answer) unwinds the node that asked, and ends ``interrupted``.
     """
+
+    __slots__ = ("listeners", "live", "meter", "pauses", "unanswered")
+
+    def __init__(self, listeners: Listeners, meter: Meter, *, live: bool) -> None:
+        self.listeners = listeners
+        self.meter = meter
+        self.pauses = Pauses()
+        self.live = live
+        self.unanswered: str | None = None
+        """Why nobody will answer this run's pauses, once a live run was told so."""
+
+    async def wait(self, pause: Pause, ctx: Context | None = None, events: list[Any] | None = None) -> Any:
+        """The answer to ``pause`` once a person gives it (live); or unwind the node (durable).
+
+        The pause's events go to the node's ``ctx`` (its step's record keeps them), or into
+        ``events``, and to the run's listeners.
+
+        Raises:
+            PauseRequested: nobody can wait.
+        """
+        if not self.live:
+            raise PauseRequested(pause)
+        pauses = self.pauses
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        pauses.open[pause.id] = (pause, future)
+        thread = self.listeners.thread
+        self._note(interrupt(thread, pause.step, pause), ctx, events)
+        pauses.wake(pause)
+        meter = self.meter
+        meter.ask()
+        t0 = time.perf_counter()
+        deadline = node_deadline.get()
+        if deadline is not None:
+            deadline.hold()  # a person's time never counts against a node's
+        try:
+            answer = await future
+        finally:
+            meter.answered()
+            waits = branch_waits.get()
+            if waits is not None:
+                waited = time.perf_counter() - t0
+                while waits is not None:  # this branch's, and those of the branches it runs inside
+                    waits[0] += waited
+                    waits = waits[1]
+            pauses.open.pop(pause.id, None)
+            if deadline is not None:
+                deadline.go_on()
+        self._note(answered(thread, pause.step, pause, answer), ctx, events)
+        return answer
+
+    def _note(self, event: Any, ctx: Context | None, events: list[Any] | None) -> None:
+        if ctx is not None:
+            ctx.emit(event)
+            return
+        if events is not None:
+            events.append(event)
+        self.listeners.emit(event)
+
+    def interrupted(self, *pauses: Pause) -> Ending:
+        """The run cannot wait for ``pauses``: it ends ``interrupted`` at them."""
+        return interrupted(pauses, thread=self.listeners.thread, live=self.live, unanswered=self.unanswered)
+
+    def stop_waiting(self, why: str) -> None:
+        """Nobody will answer: open pauses unwind, and later ones end the run at once."""
+        self.live = False
+        self.unanswered = why
+        self.pauses.unwind()
+
+
+# -- approvals -------------------------------------------------------------------------
+
+
+def approval_pause(node: NodePlan, record: Step) -> Pause:
+    """The pause that asks a person to approve the step ``record`` of ``node``."""
     from ..pauses import Pause
 
-    pause = Pause(
+    return Pause(
         id=new_id(),
         kind="approval",
         node=node.name,
@@ -243,72 +264,44 @@ async def approve_step(
         branch=record.branch,
         prompt=f"Approve the result of {node.name!r}?",
     )
-    if not walker.live:
-        raise PauseRequested(pause)
-    # The node has finished: say so before the interrupt, so live listeners see
-    # node-exit, interrupt, resume, route in that order (the trace has the same).
-    walker.listeners.emit_step_if(lambda: node_exit(walker.thread, record))
-    events: list[Any] = []
-    verdict = await wait_for_person(walker, pause, None, events)
-    return apply_verdict(
-        walker, node, record._replace(approval_events=tuple(events)), verdict, level, in_branch=in_branch
-    )
 
 
-def apply_verdict(
-    walker: Walker,
-    node: NodePlan,
-    record: Step,
-    verdict: Approval,
-    level: Level | None = None,
-    *,
-    in_branch: bool = False,
-) -> Ending | tuple[Step, Hop | None]:
-    """A person's verdict on a step: its edit, or where a denial goes.
+class Verdict(NamedTuple):
+    """What a person's verdict does to a step: its record (with the person's edit, or the edge
+    a denial takes) and where it goes (None: by the edges, or a command the node returned)."""
 
-    A branch's step is folded with the other branches' later, so its edit only goes
-    into its record, and a denial with nowhere to go drops the branch, not the run.
-    """
+    record: Step
+    hop: Hop | None
+    refused: bool = False
+    """Denied with nowhere to go (no ``on_deny``): the step's update is dropped and it goes to END;
+    a step of one slot ends the run ``denied`` there."""
+
+
+def judge(node: NodePlan, plan: Plan, record: Step, approval: Approval) -> Verdict:
+    """What ``approval`` decides for ``record``, the step of ``node`` in ``plan``."""
     spec = node.spec
-    level = level or walker.root
-    if not verdict.approved:
+    if not approval.approved:
         if spec.on_deny is None:
-            if in_branch:
-                # A denied branch leaves nothing: its update is dropped and it goes no further.
-                edge = FiredEdge(spec.name, END, "denied", False)
-                return record._replace(update=None, edge=edge), Hop(edge, ())
-            walker.history.append(record)
-            walker.save((record,), (), status="denied", reason=f"approval of {spec.name!r} was denied")
-            return Ending("denied", f"approval of {spec.name!r} was denied")
+            edge = FiredEdge(spec.name, END, "denied", False)
+            return Verdict(record._replace(update=None, edge=edge), Hop(edge, ()), refused=True)
         edge = FiredEdge(spec.name, spec.on_deny, "denied", False)
-        return record._replace(edge=edge), level.plan.hop_of(edge)
-    if verdict.update:
-        if not in_branch:
-            try:
-                level.values = level.plan.schema.apply(level.values, verdict.update, spec.name)
-            except InvalidUpdate as exc:
-                return failure(
-                    walker.listeners, level, Frame(record.node, record.path, record.branch), exc, record.step
-                )
-        record = record._replace(edit=verdict.update)
-    return record, None
+        return Verdict(record._replace(edge=edge), plan.hop_of(edge))
+    if approval.update:
+        return Verdict(record._replace(edit=approval.update), None)
+    return Verdict(record, None)
 
 
 # -- budgets that ask ------------------------------------------------------------------
 
-ASK_BUDGET = Ending("aborted", "the budget is about to be exceeded")
-"""What the walker's limit check gives when a budget with ``ask=True`` wants a person."""
-
 
 def budget_pause(
-    walker: Walker, frames: tuple[Frame, ...], step: int, over: tuple[str, ...], reruns: Any = None
+    meter: Meter, frames: tuple[Frame, ...], step: int, over: tuple[str, ...], reruns: Any = None
 ) -> Pause:
-    """The pause that asks a person to raise the budget before ``frames`` run (or, with
+    """The pause that asks a person to raise ``meter``'s budget before ``frames`` run (or, with
     ``reruns``, in the middle of a node whose LLM call found a limit reached)."""
     from ..pauses import BudgetFigures, Pause
 
-    meter = walker.meter
-    _keep_budget(walker, meter.budget)  # a resume elsewhere raises these limits, not its graph's
+    meter.kept = True  # a resume elsewhere holds to these limits (raised or not), not its graph's
     figures = BudgetFigures.model_validate(meter.figures(over, len(frames)))
     used, limits, ahead = figures.used, figures.limits, figures.next
     said = "; ".join(
@@ -335,28 +328,9 @@ def _figure(key: str, value: float) -> str:
     return f"{value:.4f}" if key == "cost" else f"{value:g}"
 
 
-async def ask_budget(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> Ending | None:
-    """Ask a person to raise the budget before ``frames`` run: None once raised (the caller
-    checks again), or how the run ends (``stop``; or ``interrupted`` when it cannot wait)."""
-    over = walker.meter.ahead(len(frames))
-    pause = budget_pause(walker, frames, level.steps + 1, over)
-    if walker.live:
-        try:
-            return raise_budget(walker, pause, await wait_for_person(walker, pause, None))
-        except PauseRequested:  # nobody will answer (run.stop_waiting): it ends as a durable run's would
-            pass
-    level.frames = frames  # nothing ran: they run on resume, with the raised budget
-    return interrupted(walker, pause)
-
-
-def raise_budget(walker: Walker, pause: Pause, answer: Any) -> Ending | None:
-    """Apply a person's answer to budget ``pause``: raised limits (kept with the thread, so a
-    resume elsewhere has them), or ``stop``."""
+def raised(meter: Meter, pause: Pause, answer: Any) -> Ending | Budget:
+    """What a person's answer to budget ``pause`` decides: the limits ``meter`` now holds to
+    (raised), or the ending ``stop`` brings."""
     if answer == "stop":
         return Ending("aborted", f"budget exceeded: stopped at the budget pause before {pause.path!r} ({pause.prompt})")
-    _keep_budget(walker, walker.meter.raise_to(answer))
-    return None
-
-
-def _keep_budget(walker: Walker, budget: Any) -> None:
-    walker.pauses.answers[BUDGET_SLOT] = {key: value for key, value in budget._asdict().items() if value is not None}
+    return meter.raise_to(answer)

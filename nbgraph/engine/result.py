@@ -12,6 +12,7 @@ from .listeners import trace
 if TYPE_CHECKING:
     from ..pauses import Pause
     from .run import Run
+    from .walker import Walker
 
 __all__ = ["RunResult"]
 
@@ -22,6 +23,7 @@ class RunResult:
     __slots__ = (
         "_history",
         "_run",
+        "_walker",
         "cost",
         "error",
         "hit_max_steps",
@@ -34,12 +36,12 @@ class RunResult:
         "turns",
     )
 
-    def __init__(self, run: Run, ending: Ending) -> None:
-        walker = run._walker
+    def __init__(self, run: Run, ending: Ending, walker: Walker) -> None:
         self._run = run
+        self._walker = walker
         self.outcome: Outcome = ending.outcome
         self.reason = ending.reason
-        self.state = walker.plan.schema.output(walker.values)
+        self.state = walker.plan.schema.output(walker.state_shown())
         self._history: tuple[Step, ...] | None = None
         self.hit_max_steps = ending.hit_max_steps
         self.pauses: tuple[Pause, ...] = ending.pauses
@@ -61,7 +63,7 @@ class RunResult:
     def history(self) -> tuple[Step, ...]:
         """Every step the thread took, earlier runs' included (read from the store when first asked)."""
         if self._history is None:
-            self._history = tuple(self._run._walker.full_history())
+            self._history = tuple(self._walker.full_history())
         return self._history
 
     @property
@@ -75,7 +77,7 @@ class RunResult:
 
     def events(self) -> list[Any]:
         """The run's events, in order, rebuilt from its history."""
-        walker = self._run._walker
+        walker = self._walker
         history = self.history
         start = walker.start_edge
         if start is None and history and history[0].step == 1:
@@ -128,4 +130,4 @@ class RunResult:
 
     def __repr__(self) -> str:
         reason = f" ({self.reason})" if self.reason else ""
-        return f"<RunResult {self.outcome}{reason}: {self._run.recorded} steps, thread {self.thread!r}>"
+        return f"<RunResult {self.outcome}{reason}: {self._walker.recorded} steps, thread {self.thread!r}>"

@@ -1,4 +1,5 @@
-"""The public run handle, :class:`Run`."""
+"""The public run handle, :class:`Run`; how a run is launched, awaited and streamed; and
+:class:`RunView`, the engine's run as its live view sees it."""
 
 from __future__ import annotations
 
@@ -13,29 +14,24 @@ from ..export import to_dag
 from ..history import BranchState, Step
 from ..names import new_id
 from ..plan import Breakpoints, Plan
-
-if TYPE_CHECKING:
-    from ..pauses import Pause
-from .breaks import Breaks, set_breaks
 from .ending import Ending
 from .limits import Budget
 from .listeners import Listeners, done, interrupt
 from .people import check_storable
-from .persistence import default_checkpointer, forget, keep_in_memory, open_thread, restore, store_for
+from .persistence import default_checkpointer, forget, open_thread
 from .result import RunResult
-from .walker import RESTORED, Walker
+from .walker import Walker
 
-__all__ = ["Run", "live_runs", "observe_runs"]
+if TYPE_CHECKING:
+    from ..pauses import Pause
+
+__all__ = ["Run", "RunView", "execute", "launch", "live_runs", "observe_runs", "resumed_run", "stream"]
 
 _LIVE: weakref.WeakSet[Run] = weakref.WeakSet()
 _launches = itertools.count()
 """Runs started as tasks: those not done are :func:`live_runs`."""
 
 _OBSERVERS: list[Callable[[Run], Callable[[Any], Any] | None]] = []
-
-_TRACE_SLOT = "__trace__"
-"""Where a thread's checkpoints keep the trace context of the run that wrote them, among the
-answers (a reserved slot)."""
 
 
 def observe_runs(observer: Callable[[Run], Callable[[Any], Any] | None]) -> Callable[[], None]:
@@ -63,9 +59,8 @@ class Run:
     """One run of a graph. ``g.start()`` returns it as a live handle: await it for the result.
 
     Answer its pauses (inputs, approvals, breakpoints, budget raises) with :meth:`answer`,
-    approvals also with :meth:`approve` and :meth:`deny`;
-    stop it with :meth:`cancel`; talk to its LLM nodes with :meth:`steer`; watch it
-    with :meth:`subscribe`.
+    approvals also with :meth:`approve` and :meth:`deny`; stop it with :meth:`cancel`; talk
+    to its LLM nodes with :meth:`steer`; watch it with :meth:`subscribe`.
     """
 
     def __init__(
@@ -78,15 +73,16 @@ class Run:
         budget: Budget | None = None,
         live: bool = False,
         on_event: Callable[[Any], Any] | None = None,
-        overwrite: bool = False,
+        replace: bool = False,
         stepping: bool = False,
         pace: float = 0.0,
+        resuming: bool = False,
     ) -> None:
         self.plan = plan
         self.thread = thread or new_id()
         # A thread id given to a new run must name a new thread (or one to replace).
-        self._claim = thread is not None
-        self._overwrite = overwrite
+        self._claim = thread is not None and not resuming
+        self._replacing = replace
         store = checkpointer if checkpointer is not None else plan.checkpointer
         if store is None and live:
             store = default_checkpointer()
@@ -101,6 +97,7 @@ class Run:
             listeners=listeners,
             stepping=stepping,
             pace=pace,
+            resuming=resuming,
         )
         self._walker.meter.chosen = budget is not None
         for observe in _OBSERVERS:
@@ -110,35 +107,9 @@ class Run:
         self._task: asyncio.Task[RunResult] | None = None
         self._result: RunResult | None = None
         self._started = next(_launches)
+        self._viewed: RunView | None = None
         self.replaced: tuple[str, ...] = ()
         """Nodes whose function :meth:`replace_node` swapped in this run, in order."""
-
-    @classmethod
-    def continuing(
-        cls,
-        plan: Plan,
-        thread: str,
-        answer: Any = None,
-        *,
-        pause: str | None = None,
-        force: bool = False,
-        checkpointer: Any = None,
-        **options: Any,
-    ) -> Run:
-        """A run that continues ``thread`` from its latest checkpoint, with ``answer`` for
-        its open pause (``pause`` names it); it holds the thread's lease from now on."""
-        store = store_for(plan, checkpointer)
-        run = cls(plan, RESTORED, thread=thread, checkpointer=store, **options)
-        run._claim = False
-        persistence = run._walker.persistence
-        persistence.take_lease(force=force)  # before reading, so what is read is what this run continues
-        try:
-            last, answered = open_thread(plan, store, thread, answer, pause)
-            restore(run._walker, last, answered)
-        except BaseException:
-            persistence.release_lease()
-            raise
-        return run
 
     # -- what it is doing -------------------------------------------------------------
 
@@ -157,17 +128,11 @@ class Run:
         return self._walker.input
 
     @property
-    def live(self) -> bool:
-        """Whether the run is under way and waits for answers where it pauses (``start()``);
-        a run that cannot wait ends ``interrupted`` at a pause instead."""
-        return self._walker.live and self._result is None
-
-    @property
     def breakpoints(self) -> Breakpoints:
         """Where this run pauses for a person to look (node paths). Set it while a live run
         goes on: it pauses there from its next step (a click in its view does this)."""
         breaks = self._walker.breaks
-        return Breakpoints(breaks.before, breaks.after) if breaks is not None else Breakpoints()
+        return Breakpoints(breaks.before, breaks.after)
 
     @breakpoints.setter
     def breakpoints(self, value: Breakpoints) -> None:
@@ -176,8 +141,7 @@ class Run:
     @property
     def stepping(self) -> bool:
         """Whether the run pauses before every node (step mode); settable like :attr:`breakpoints`."""
-        breaks = self._walker.breaks
-        return breaks is not None and breaks.stepping
+        return self._walker.breaks.stepping
 
     @stepping.setter
     def stepping(self, value: bool) -> None:
@@ -185,10 +149,14 @@ class Run:
         self._set_breaks(current.before, current.after, bool(value))
 
     def _set_breaks(self, before: frozenset[str], after: frozenset[str], stepping: bool) -> None:
-        if not self.live:
+        if not self._live:
             why = "it has ended" if self.done else "it cannot wait for a person (it was not started with start())"
             raise ValueError(f"run {self.thread!r} cannot pause at breakpoints now: {why}")
-        set_breaks(self._walker, Breaks(before, after, stepping))
+        self._walker.breaks.set(before, after, stepping)
+
+    @property
+    def _live(self) -> bool:
+        return self._walker.asking.live and self._result is None
 
     @property
     def done(self) -> bool:
@@ -204,16 +172,11 @@ class Run:
         return self._walker.node
 
     @property
-    def running(self) -> tuple[str, ...]:
-        """The paths of the nodes being called now (several while branches run together)."""
-        return tuple(frame.path for frame in self._walker.calls)
-
-    @property
     def branches(self) -> list[BranchState]:
         """The branches of the supersteps under way (a fan-out, a map, ``Send`` items), each
         with its status; nested sub-graphs' supersteps after their parents'."""
         walker = self._walker
-        pending = walker.pauses.pending
+        pending = walker.asking.pauses.pending
 
         def asking(frame: Any) -> bool:
             # A live branch waiting for a person is still inside its call (or its sub-graph's).
@@ -229,52 +192,32 @@ class Run:
             BranchState(
                 slot.frame.node,
                 slot.frame.path,
-                slot.frame.branch,
+                slot.frame.branch or "",  # (a slot of several always has its branch label)
                 "paused" if status == "running" and pending and asking(slot.frame) else status,
             )
-            for slots, statuses in walker.supersteps.values()
+            for slots, statuses in walker.activity.supersteps.values()
             for slot, status in zip(slots, statuses, strict=True)
         ]
 
     @property
-    def upcoming(self) -> str | None:
-        """The node running now or next to run; None once the run has ended."""
-        if self._result is not None:
-            return None
-        walker = self._walker
-        return walker.node or (walker.frames[0].node if walker.frames else None)
-
-    @property
     def state(self) -> Any:
-        """The state after the latest completed step."""
-        return self.plan.schema.output(self._walker.values)
+        """The state after the latest completed step (with the update of a node whose step
+        waits for a person after it ran)."""
+        return self.plan.schema.output(self._walker.state_shown())
 
     @property
-    def history(self) -> list[Step]:
+    def history(self) -> tuple[Step, ...]:
         """Every step the thread took, earlier runs' included."""
-        return list(self._walker.full_history())
-
-    @property
-    def recorded(self) -> int:
-        """How many step records the thread has, without reading the earlier ones."""
-        walker = self._walker
-        return walker.earlier + len(walker.history)
-
-    def history_since(self, count: int) -> list[Step]:
-        """The step records after the first ``count`` (what a view polls for progress)."""
-        walker = self._walker
-        if count >= walker.earlier:
-            return walker.history[count - walker.earlier :]
-        return walker.full_history()[count:]
+        return tuple(self._walker.full_history())
 
     @property
     def pauses(self) -> tuple[Pause, ...]:
         """Every pause open now, oldest first (several when parallel branches wait)."""
-        return self._walker.pauses.pending
+        return self._walker.asking.pauses.pending
 
     def state_at(self, step: int) -> Any:
         """The state after ``step`` (0 is the input)."""
-        return self.plan.schema.output(self._walker.persistence.state_at(step))
+        return self.plan.schema.output(self._walker.state_at(step))
 
     def to_dag(self) -> dict[str, Any]:
         return to_dag(self.plan, self._walker.full_history())
@@ -288,12 +231,11 @@ class Run:
         the run that wrote the checkpoint it continues from, until its own tracer sets its
         own: that is how a tracer links the two.
         """
-        kept = self._walker.pauses.answers.get(_TRACE_SLOT)
-        return dict(kept) if isinstance(kept, Mapping) else {}
+        return dict(self._walker.trace)
 
     @trace_context.setter
     def trace_context(self, carrier: Mapping[str, str]) -> None:
-        self._walker.pauses.answers[_TRACE_SLOT] = dict(carrier)
+        self._walker.trace = dict(carrier)
 
     def subscribe(self, listener: Callable[[Any], Any], *, steps: bool = True) -> Callable[[], None]:
         """Call ``listener(event)`` for each event from now on; returns an unsubscribe function.
@@ -303,6 +245,13 @@ class Run:
         ``run.history`` at its own pace then costs the run nothing per step.
         """
         return self._walker.listeners.subscribe(listener, steps=steps)
+
+    @property
+    def viewed(self) -> RunView:
+        """The run as its live view reads it and clicks in it (:class:`~nbgraph.viewed.ViewedRun`)."""
+        if self._viewed is None:
+            self._viewed = RunView(self)
+        return self._viewed
 
     # -- talking to it ----------------------------------------------------------------
 
@@ -325,7 +274,7 @@ class Run:
         from ..pauses import answered_in, answers_by_id, bind, read_answer
 
         walker = self._walker
-        pauses = walker.pauses
+        pauses = walker.asking.pauses
         open_ = pauses.pending
         if not open_ and pause is None and not answers_by_id(value):
             raise NoPendingRequest(
@@ -352,12 +301,12 @@ class Run:
 
     def approve(self, update: Mapping[str, Any] | None = None) -> None:
         """Approve the open approval, optionally correcting the state with ``update``."""
-        pause = self._walker.pauses.only("approval", self.thread, self.done)
+        pause = self._walker.asking.pauses.only("approval", self.thread, self.done)
         self.answer({"approved": True, "update": dict(update) if update else None}, pause=pause.id)
 
     def deny(self) -> None:
         """Deny the open approval."""
-        self.answer(False, pause=self._walker.pauses.only("approval", self.thread, self.done).id)
+        self.answer(False, pause=self._walker.asking.pauses.only("approval", self.thread, self.done).id)
 
     def replace_node(self, name: str, fn: Callable[..., Any]) -> None:
         """Call ``fn`` as node ``name`` for the rest of this run (hot swap), from the node's next call.
@@ -380,17 +329,7 @@ class Run:
         """Queue a user message for the next LLM step to see."""
         if not isinstance(text, str) or not text.strip():
             raise ValueError("steer() needs a non-empty message")
-        self._walker.steering.append(text)
-
-    def stop_waiting(self, why: str) -> None:
-        """Nobody will answer this run: it ends ``interrupted`` at its open pauses (and at any
-        it opens later), with ``why`` in its reason, and can be resumed from its checkpoint
-        like a durable run (``Resume(result, answer)``). The notebook view calls it when
-        no browser shows the run."""
-        walker = self._walker
-        walker.live = False
-        walker.unanswered = why
-        walker.pauses.unwind()
+        self._walker.door.steering.append(text)
 
     def cancel(self) -> None:
         """Stop the run: it ends ``aborted`` and its last checkpoint stays consistent."""
@@ -399,104 +338,7 @@ class Run:
 
     async def next_pause(self, timeout: float | None = None) -> Pause | None:
         """Wait until the run opens a request (returned) or finishes (None)."""
-        return await self._walker.pauses.next_pause(self._result is not None, timeout)
-
-    # -- running it -------------------------------------------------------------------
-
-    def launch(self) -> Run:
-        """Schedule the run as a task in the running loop (what ``g.start()`` does); until it
-        ends it is one of :func:`live_runs`."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            raise RuntimeError(
-                "start() needs a running event loop (a notebook cell or async code); "
-                "in a plain script use invoke(), or asyncio.run(g.ainvoke(...))"
-            ) from None
-        self._hold_thread()
-        self._task = loop.create_task(self._execute_locked())
-        _LIVE.add(self)
-        return self
-
-    async def execute(self) -> RunResult:
-        """Run to the end in the current task."""
-        self._hold_thread()
-        return await self._execute_locked()
-
-    def _hold_thread(self) -> None:
-        persistence = self._walker.persistence
-        persistence.take_lease()
-        if self._claim:
-            self._claim = False
-            try:
-                persistence.claim(overwrite=self._overwrite)
-            except BaseException:
-                persistence.release_lease()
-                raise
-
-    async def _execute_locked(self) -> RunResult:
-        try:
-            try:
-                ending = await self._walker.execute()
-            except MaxStepsExceeded as exc:
-                assert isinstance(exc.result, Ending)  # (the walker's; the caller gets the RunResult)
-                exc.result = self._finish(exc.result)
-                raise
-            return self._finish(ending)
-        finally:
-            self._walker.persistence.release_lease()
-
-    async def stream(self) -> AsyncIterator[Any]:
-        """The run's events as they happen, while it runs in a task of its own."""
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        self.subscribe(queue.put_nowait)
-        task = asyncio.get_running_loop().create_task(self.execute())
-        try:
-            while True:
-                getter = asyncio.ensure_future(queue.get())
-                await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
-                if getter.done():
-                    event = getter.result()
-                    yield event
-                    if event.type == "done":
-                        break
-                else:
-                    getter.cancel()
-                    while not queue.empty():
-                        yield queue.get_nowait()
-                    break
-            await task
-        finally:
-            if not task.done():
-                task.cancel()
-
-    def _finish(self, ending: Ending) -> RunResult:
-        if self._result is not None:
-            return self._result
-        walker = self._walker
-        walker.persistence.finish(ending)
-        listeners = walker.listeners
-        for pause in ending.pauses:
-            listeners.emit_if(lambda pause=pause: interrupt(self.thread, walker.step, pause))
-        listeners.emit_if(lambda: done(self.thread, walker.step, ending.outcome, ending.reason, ending.hit_max_steps))
-        self._result = RunResult(self, ending)
-        persistence = walker.persistence
-        store = persistence.store
-        if ending.outcome in ("done", "denied") and store is default_checkpointer():
-            # Nothing is left to resume: the thread lives as long as someone holds this run.
-            weakref.finalize(self, forget, default_checkpointer(), self.thread, persistence.last)
-        walker.pauses.wake(None)
-        return self._result
-
-    def _keep_in_memory(self) -> None:
-        """A finished run without a store: its checkpoints rebuilt in the default store, so it
-        can be forked; the thread lives as long as someone holds this run."""
-        walker = self._walker
-        if walker.persistence.store is not None or self._result is None:
-            return
-        result = self._result
-        keep_in_memory(walker, Ending(result.outcome, result.reason, pauses=result.pauses))
-        weakref.finalize(self, forget, default_checkpointer(), self.thread, walker.persistence.last)
+        return await self._walker.asking.pauses.next_pause(self._result is not None, timeout)
 
     def result(self) -> RunResult:
         """The finished run's result.
@@ -518,6 +360,62 @@ class Run:
             raise RunStillRunning("this run was not started; use g.start(...)")
         return self._wait().__await__()
 
+    def __repr__(self) -> str:
+        status = self._result.outcome if self._result else f"running, step {self.step}"
+        return f"<Run {self.plan.name!r} thread={self.thread!r} ({status})>"
+
+    # -- running it (through the functions below) ----------------------------------------
+
+    def _hold_thread(self, *, force: bool = False) -> None:
+        persistence = self._walker.persistence
+        persistence.take_lease(force=force)
+        if self._claim:
+            self._claim = False
+            try:
+                persistence.claim(replace=self._replacing)
+            except BaseException:
+                persistence.release_lease()
+                raise
+
+    async def _execute(self) -> RunResult:
+        try:
+            try:
+                ending = await self._walker.execute()
+            except MaxStepsExceeded as exc:
+                assert isinstance(exc.result, Ending)  # (the walker's; the caller gets the RunResult)
+                exc.result = self._finish(exc.result)
+                raise
+            return self._finish(ending)
+        finally:
+            self._walker.persistence.release_lease()
+
+    def _finish(self, ending: Ending) -> RunResult:
+        if self._result is not None:
+            return self._result
+        walker = self._walker
+        walker.finish(ending)
+        listeners = walker.listeners
+        for pause in ending.pauses:
+            listeners.emit_if(lambda pause=pause: interrupt(self.thread, walker.step, pause))
+        listeners.emit_if(lambda: done(self.thread, walker.step, ending.outcome, ending.reason, ending.hit_max_steps))
+        self._result = RunResult(self, ending, walker)
+        persistence = walker.persistence
+        if ending.outcome in ("done", "denied") and persistence.store is default_checkpointer():
+            # Nothing is left to resume: the thread lives as long as someone holds this run.
+            weakref.finalize(self, forget, default_checkpointer(), self.thread, persistence.last)
+        walker.asking.pauses.wake(None)
+        return self._result
+
+    def _remember(self) -> None:
+        """A finished run without a store: its checkpoints rebuilt in the default store, so it
+        can be forked; the thread lives as long as someone holds this run."""
+        walker = self._walker
+        if walker.persistence.store is not None or self._result is None:
+            return
+        result = self._result
+        walker.keep_in_memory(Ending(result.outcome, result.reason, pauses=result.pauses))
+        weakref.finalize(self, forget, default_checkpointer(), self.thread, walker.persistence.last)
+
     async def _wait(self) -> RunResult:
         assert self._task is not None
         try:
@@ -529,6 +427,196 @@ class Run:
                 return self._result or self._finish(Ending("aborted", "cancelled before it started"))
             raise
 
-    def __repr__(self) -> str:
-        status = self._result.outcome if self._result else f"running, step {self.step}"
-        return f"<Run {self.plan.name!r} thread={self.thread!r} ({status})>"
+
+def resumed_run(
+    plan: Plan,
+    thread: str,
+    store: Any,
+    answer: Any = None,
+    *,
+    pause: str | None = None,
+    force: bool = False,
+    **options: Any,
+) -> Run:
+    """A run that continues ``thread`` from its latest checkpoint in ``store``, with ``answer``
+    for its open pause (``pause`` names it); it holds the thread's lease from now on.
+
+    Raises:
+        ResumeError: nothing to resume, or an answer that does not fit.
+        ThreadBusy: another live run holds the thread.
+    """
+    run = Run(plan, thread=thread, checkpointer=store, resuming=True, **options)
+    walker = run._walker
+    walker.persistence.take_lease(force=force)  # before reading, so what is read is what the run continues
+    try:
+        walker.restore(*open_thread(plan, store, thread, answer, pause))
+    except BaseException:
+        walker.persistence.release_lease()
+        raise
+    return run
+
+
+def launch(run: Run) -> Run:
+    """Schedule ``run`` as a task in the running loop (what ``g.start()`` does); until it ends
+    it is one of :func:`live_runs`."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        raise RuntimeError(
+            "start() needs a running event loop (a notebook cell or async code); "
+            "in a plain script use invoke(), or asyncio.run(g.ainvoke(...))"
+        ) from None
+    run._hold_thread()
+    run._task = loop.create_task(run._execute())
+    _LIVE.add(run)
+    return run
+
+
+async def execute(run: Run) -> RunResult:
+    """Run ``run`` to its end in the current task."""
+    run._hold_thread()
+    return await run._execute()
+
+
+async def stream(run: Run) -> AsyncIterator[Any]:
+    """``run``'s events as they happen, while it runs in a task of its own."""
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    run.subscribe(queue.put_nowait)
+    task = asyncio.get_running_loop().create_task(execute(run))
+    try:
+        while True:
+            getter = asyncio.ensure_future(queue.get())
+            await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+            if getter.done():
+                event = getter.result()
+                yield event
+                if event.type == "done":
+                    break
+            else:
+                getter.cancel()
+                while not queue.empty():
+                    yield queue.get_nowait()
+                break
+        await task
+    finally:
+        if not task.done():
+            task.cancel()
+
+
+def remember(run: Run) -> None:
+    """Keep a finished run that had no store in memory, so it can be forked."""
+    run._remember()
+
+
+class RunView:
+    """The engine's run as its live view reads it and clicks in it: a
+    :class:`~nbgraph.viewed.ViewedRun`, read at the view's pace, never once per step."""
+
+    __slots__ = ("_run",)
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
+
+    @property
+    def run(self) -> Run:
+        return self._run
+
+    @property
+    def thread(self) -> str:
+        return self._run.thread
+
+    @property
+    def plan(self) -> Plan:
+        return self._run.plan
+
+    @property
+    def step(self) -> int:
+        return self._run.step
+
+    @property
+    def done(self) -> bool:
+        return self._run.done
+
+    @property
+    def live(self) -> bool:
+        """Under way, and waits for answers where it pauses."""
+        return self._run._live
+
+    @property
+    def recorded(self) -> int:
+        """How many step records the thread has, without reading the earlier ones."""
+        return self._run._walker.recorded
+
+    @property
+    def history(self) -> list[Step]:
+        return list(self._run._walker.full_history())
+
+    def history_since(self, count: int) -> list[Step]:
+        """The step records after the first ``count`` (what a view polls for progress)."""
+        walker = self._run._walker
+        earlier = walker.persistence.earlier
+        if count >= earlier:
+            return walker.history[count - earlier :]
+        return walker.full_history()[count:]
+
+    @property
+    def running(self) -> tuple[str, ...]:
+        """The paths of the nodes being called now (several while branches run together)."""
+        return tuple(frame.path for frame in self._run._walker.activity.calls)
+
+    @property
+    def branches(self) -> list[BranchState]:
+        return self._run.branches
+
+    @property
+    def upcoming(self) -> str | None:
+        """The node running now or next to run; None once the run has ended."""
+        run = self._run
+        if run.done:
+            return None
+        walker = run._walker
+        return walker.node or (walker.frames[0].node if walker.frames else None)
+
+    @property
+    def pauses(self) -> tuple[Pause, ...]:
+        return self._run.pauses
+
+    @property
+    def replaced(self) -> tuple[str, ...]:
+        return self._run.replaced
+
+    @property
+    def checkpointer(self) -> Any:
+        return self._run.checkpointer
+
+    @property
+    def breakpoints(self) -> Breakpoints:
+        return self._run.breakpoints
+
+    @breakpoints.setter
+    def breakpoints(self, value: Breakpoints) -> None:
+        self._run.breakpoints = value
+
+    def subscribe(self, listener: Callable[[Any], Any], *, steps: bool = True) -> Callable[[], None]:
+        return self._run.subscribe(listener, steps=steps)
+
+    def answer(self, value: Any = None, *, pause: str | None = None) -> None:
+        self._run.answer(value, pause=pause)
+
+    def cancel(self) -> None:
+        self._run.cancel()
+
+    def steer(self, text: str) -> None:
+        self._run.steer(text)
+
+    def stop_waiting(self, why: str) -> None:
+        """Nobody will answer this run: it ends ``interrupted`` at its open pauses (and at any
+        it opens later), with ``why`` in its reason, and can be resumed from its checkpoint
+        like a durable run. The view calls it when no browser shows the run."""
+        self._run._walker.asking.stop_waiting(why)
+
+    def result(self) -> RunResult:
+        return self._run.result()
+
+    def __await__(self) -> Generator[Any, None, RunResult]:
+        return self._run.__await__()

@@ -1,77 +1,97 @@
-"""A step's bookkeeping: its slots (each frame numbered with its step, its visit and its
-branch id before any runs), how each slot settled, what a checkpoint keeps of the slots
-that finished (``settled`` entries, read back on resume), and undoing a step that did
-not complete. Running the slots is ``branches``'; the step's lifecycle is ``step``'s.
+"""A step's slots and how each one settled.
+
+A slot is a frame of a step numbered with its step and its visit before any runs. Running
+it (``branches``) gives one :data:`Outcome`, a closed union the step's close matches
+exhaustively; a checkpoint keeps the outcomes that finished as *settled entries* (JSON),
+so a resume takes them up instead of running their nodes again (``keep``, ``restored``).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from ..errors import InvalidUpdate
-from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
+from ..history import FiredEdge, Frame, Step
 from ..plan import Hop
 from ..state import to_jsonable
-from .calls import Called
 from .ending import Ending
 
 if TYPE_CHECKING:
     from ..pauses import Pause
-    from .levels import Level
+    from .context import Context
 
 __all__ = [
+    "Called",
     "ChildFailed",
     "Ended",
     "Failed",
     "Halted",
+    "Outcome",
     "Parked",
     "Settled",
     "Slot",
-    "keep",
     "kept_pause",
-    "number",
     "restored",
     "settled_entry",
-    "undo",
 ]
 
 
 class Slot(NamedTuple):
-    """A frame of a superstep, with the step and visit it runs as."""
+    """A frame of a step, with the step and visit it runs as."""
 
     frame: Frame
     step: int
     visit: int
 
 
+class Called(NamedTuple):
+    """The node returned: its records (a sub-graph's own steps, then its own, whose edge is
+    still to be routed), its update, and where a command it returned leads."""
+
+    records: tuple[Step, ...]
+    update: Mapping[str, Any] | None
+    hop: Hop | None
+    """Where a ``Goto``, ``End`` or ``Send`` the node returned leads (None: route by the edges)."""
+    ctx: Context | None
+
+
+class Failed(NamedTuple):
+    """The node raised (or its update did not fit): its records, the last one failed, and why."""
+
+    records: tuple[Step, ...]
+    error: BaseException
+
+
 class Parked(NamedTuple):
-    """A branch waiting for a person: its pauses, and (for an approval) the step it already ran."""
+    """Waiting for a person: the pauses, and the call already made when it waits after its node."""
 
     pauses: tuple[Pause, ...]
     called: Called | None = None
 
 
 class Halted(NamedTuple):
-    """A branch a person stopped at a breakpoint after its node ran: kept, and the run stops."""
+    """A person answered ``stop`` at a breakpoint after the node ran: the step is kept, the run stops."""
 
     called: Called
     reason: str
 
 
-class Failed(NamedTuple):
-    """A branch whose node failed (or that ended short): its records, and why."""
-
-    records: tuple[Step, ...]
-    error: BaseException
-
-
 class Ended(NamedTuple):
-    """A lone slot that stopped the run its own way (its sub-graph's ending, its timeout, a
-    denial with nowhere to go, a cancel at its breakpoint): how the run ends."""
+    """The slot stopped its own way: its sub-graph stopped inside, its node ran out of time, a
+    denial had nowhere to go, a cancel came at its breakpoint. What it means for the step is
+    the step's to say (the run ends so, for a step of one slot; the branch fails, for one of
+    several). ``records`` are those it leaves when it is given up (a failed branch under
+    ``settle="all"``)."""
 
     ending: Ending
+    records: tuple[Step, ...] = ()
+    timed_out: bool = False
+    """It ran out of time (the step that ends for it says so in an error event)."""
+
+
+Outcome: TypeAlias = Called | Failed | Parked | Halted | Ended
+"""How one slot of a step settled."""
 
 
 class Settled(Exception):
@@ -86,66 +106,11 @@ class ChildFailed(Exception):
         super().__init__(self.reason)
 
 
-def number(level: Level, frames: tuple[Frame, ...], base: int) -> list[Slot]:
-    """Give each frame its step, its visit and (if it is on the level's main line) a branch
-    id, in frontier order; inside a branch, ids are numbered under its own."""
-    own = level.branch
-    prefix = f"{own}/" if own is not None else ""
-    many = Counter(frame.node for frame in frames if frame.branch == own)
-    index: Counter[str] = Counter()
-    slots = []
-    for i, frame in enumerate(frames):
-        if frame.branch == own and len(frames) > 1:
-            node = frame.node
-            if frame.payload is not NO_PAYLOAD or many[node] > 1:
-                frame = frame._replace(branch=f"{prefix}{node}[{index[node]}]")
-                index[node] += 1
-            else:
-                frame = frame._replace(branch=prefix + node)
-        visit = level.visits.get(frame.node, 0) + 1
-        level.visits[frame.node] = visit
-        slots.append(Slot(frame, base + 1 + i, visit))
-    return slots
-
-
-def undo(level: Level, slots: list[Slot], base: int, ending: Ending, *, keep_frames: bool = False) -> Ending:
-    """The superstep did not complete: its visits are not counted, its frames run again."""
-    for slot in slots:
-        level.visits[slot.frame.node] = level.visits.get(slot.frame.node, 1) - 1
-    level.steps = base
-    if keep_frames:
-        level.frames = tuple(slot.frame for slot in slots)
-    return ending
-
-
-def keep(level: Level, slots: list[Slot], results: list[Any]) -> InvalidUpdate | None:
-    """What a checkpoint keeps of the branches that finished, so a resume does not run them again.
-
-    A branch whose step cannot be stored as JSON is not kept (a resume runs it again);
-    the first such is returned, for a run that must stop now to say why.
-    """
-    unstorable = None
-    for slot, result in zip(slots, results, strict=True):
-        try:
-            if isinstance(result, Parked) and result.called is not None:
-                level.settled.append(settled_entry(slot.step, result.called, result.pauses[0]))
-            elif isinstance(result, Failed):
-                if result.records and level.plan.settle == "all":  # with "all" a failure is how the branch settled
-                    entry = settled_entry(slot.step, Called(result.records, None, None, None), None)
-                    entry["error"] = result.records[-1].error
-                    level.settled.append(entry)
-            elif result is not None and not isinstance(result, Parked):
-                level.settled.append(settled_entry(slot.step, result, None))
-        except InvalidUpdate as exc:
-            unstorable = unstorable or exc
-    return unstorable
-
-
 def settled_entry(step: int, called: Called, pause: Pause | None) -> dict[str, Any]:
-    """A branch's result as a checkpoint keeps it (JSON); ``pause`` if it still waits for a verdict.
+    """A slot's result as a checkpoint keeps it (JSON); ``pause`` if it still waits for a verdict.
 
     Raises:
-        InvalidUpdate: the branch's update cannot be stored as JSON (naming its node and field).
+        InvalidUpdate: the slot's update cannot be stored as JSON (naming its node and field).
     """
     hop = called.hop
     try:
@@ -179,7 +144,7 @@ def _unstorable(records: tuple[Step, ...], exc: Exception) -> InvalidUpdate:
 
 
 def restored(entry: Mapping[str, Any]) -> Called:
-    """A settled branch as a checkpoint kept it, called again without running."""
+    """A settled slot as a checkpoint kept it, called again without running."""
     records = tuple(Step.from_json(record) for record in entry["records"])
     hop = entry.get("hop")
     if hop is not None:
@@ -192,7 +157,7 @@ def restored(entry: Mapping[str, Any]) -> Called:
 
 
 def kept_pause(data: Mapping[str, Any]) -> Pause:
-    """The pause a settled branch still waits on, as a checkpoint kept it."""
+    """The pause a settled slot still waits on, as a checkpoint kept it."""
     from ..pauses import Pause
 
     return Pause.model_validate(data)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .persistence import fork_thread, store_for
-from .run import Run
+from .run import Run, remember, resumed_run
 
 if TYPE_CHECKING:
     from ..checkpoint.base import Checkpointer
@@ -64,7 +64,7 @@ def open_run(
     budget: Budget | None = None,
     on_event: Callable[[Any], Any] | None = None,
     stepping: bool = False,
-    overwrite: bool = False,
+    replace: bool = False,
     live: bool = False,
     pace: float = 0.0,
 ) -> Run:
@@ -87,17 +87,15 @@ def open_run(
 
             if not answers_by_id(source.answer):
                 pause = pauses[0].id  # the answer is for the pause the caller saw
-        return Run.continuing(
-            plan, where, source.answer, pause=pause, force=source.force, checkpointer=store, **options
-        )
+        return resumed_run(plan, where, store, source.answer, pause=pause, force=source.force, **options)
     if isinstance(source, Fork):
         ran = getattr(source.run, "run", source.run)
         if isinstance(ran, Run) and checkpointer is None:
-            ran._keep_in_memory()  # (a run without a store, such as a plain invoke(), is forked from memory)
+            remember(ran)  # (a run without a store, such as a plain invoke(), is forked from memory)
         where, store, _ = _where(plan, source.run, checkpointer)
         new_thread = fork_thread(plan, store, where, source.step, source.update, source.thread or thread)
-        return Run.continuing(plan, new_thread, checkpointer=store, **options)
-    return Run(plan, source, thread=thread, checkpointer=checkpointer, overwrite=overwrite, **options)
+        return resumed_run(plan, new_thread, store, **options)
+    return Run(plan, source, thread=thread, checkpointer=checkpointer, replace=replace, **options)
 
 
 def _where(plan: Plan, run_or_thread: Any, checkpointer: Any) -> tuple[str, Any, tuple[Any, ...]]:

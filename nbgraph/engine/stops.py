@@ -1,9 +1,8 @@
 """Stopping short: the endings of a run that cannot go on (a pause it cannot wait for, its
-max_steps, a failure, a deadline, a cancel, a person's ``stop``), and what each leaves
-for a resume.
+max_steps, a failure, a deadline, a cancel, a person's ``stop``).
 
-Each is called where the run stops, never per step: the step loop only returns what
-they give.
+Each is called where the run stops, never per step, and only says how the run ends: the
+step driver keeps the frames a resume runs again.
 """
 
 from __future__ import annotations
@@ -19,21 +18,19 @@ from .listeners import error_event
 if TYPE_CHECKING:
     from ..history import Frame
     from ..pauses import Pause
-    from .levels import Level
-    from .limits import Deadline
+    from ..plan import Plan
     from .listeners import Listeners
-    from .walker import Walker
 
-__all__ = ["Stopped", "failure", "hit_max_steps", "interrupted", "stop_here", "stopped", "timed_out"]
+__all__ = ["Stopped", "cancelled", "failure", "hit_max_steps", "interrupted", "timed_out"]
 
 
 class Stopped(Aborted):
-    """A person answered ``stop`` at a breakpoint: it unwinds every sub-graph and branch the
-    run is inside (each keeps where it is), and the run ends ``aborted``."""
+    """A person answered ``stop`` at a breakpoint inside a sub-graph or a branch: it unwinds
+    every level the run is inside (each keeps where it is), and the run ends ``aborted``."""
 
 
-def interrupted(walker: Walker, *pauses: Pause) -> Ending:
-    """A durable pause: end the run ``interrupted``; the checkpoint is written as it ends."""
+def interrupted(pauses: tuple[Pause, ...], *, thread: str, live: bool, unanswered: str | None) -> Ending:
+    """A pause nobody can wait for now: the run ends ``interrupted``; its checkpoint is written as it ends."""
     first = pauses[0]
     if first.kind == "breakpoint":
         what = f"the breakpoint {first.at}"
@@ -46,12 +43,12 @@ def interrupted(walker: Walker, *pauses: Pause) -> Ending:
         reason = f"waiting for {what} node {first.node!r}: {first.prompt}"
     if len(pauses) > 1:
         reason = f"waiting for {len(pauses)} answers, first {what} node {first.node!r}: {first.prompt}"
-    if walker.unanswered is not None:
-        reason += f" — {walker.unanswered}"
-    elif not walker.live:
+    if unanswered is not None:
+        reason += f" — {unanswered}"
+    elif not live:
         answer = {"breakpoint": "'continue'", "budget": "{'tokens': ...}"}.get(first.kind, "answer")
         how = (
-            f"g.invoke(Resume(result, {answer})) or g.invoke(Resume({walker.thread!r}, {answer}, pause={first.id!r}))"
+            f"g.invoke(Resume(result, {answer})) or g.invoke(Resume({thread!r}, {answer}, pause={first.id!r}))"
             if len(pauses) == 1
             else "g.invoke(Resume(result, {pause.id: answer, ...})) for the pauses in result.pauses"
         )
@@ -63,38 +60,35 @@ def interrupted(walker: Walker, *pauses: Pause) -> Ending:
     return Ending("interrupted", reason, pauses=pauses)
 
 
-def hit_max_steps(level: Level, node: str) -> Ending:
-    """``level`` reached its plan's max_steps before ``node``: as its ``on_max_steps`` says."""
-    plan = level.plan
+def hit_max_steps(plan: Plan, path: str, node: str) -> Ending:
+    """The level at ``path`` reached its ``plan``'s max_steps before ``node``: as its ``on_max_steps`` says.
+
+    Raises:
+        MaxStepsExceeded: ``on_max_steps="raise"``.
+    """
     reason = f"max_steps={plan.max_steps} reached before END (next node: {node!r})"
-    if level.path:
-        reason = f"sub-graph {level.path!r}: {reason}"
+    if path:
+        reason = f"sub-graph {path!r}: {reason}"
     if plan.on_max_steps == "raise":
         raise MaxStepsExceeded(plan.name, plan.max_steps, node, Ending("aborted", reason))
     return Ending("done", reason, hit_max_steps=plan.on_max_steps == "flag")
 
 
-def failure(
-    listeners: Listeners, level: Level, frame: Frame | None, exc: BaseException, step: int | None = None
-) -> Ending:
-    """End ``failed``: the failing frame runs again on resume, the last checkpoint stays intact."""
-    if frame is not None:
-        level.frames = (frame,)
-    node = frame.node if frame is not None else None
+def failure(listeners: Listeners, frame: Frame | None, exc: BaseException, step: int) -> Ending:
+    """End ``failed`` (at ``frame``'s node, or the run as a whole): said in an error event."""
     if isinstance(exc, RunFailed):
         reason = exc.reason
     elif isinstance(exc, NbgraphError):
         reason = str(exc)
+    elif frame is not None:
+        reason = f"node {frame.path!r} failed at step {step}: {type(exc).__name__}: {exc}"
     else:
-        where = f"node {frame.path if frame else node!r} failed at step {step}" if node else "the run failed"
-        if frame is not None:
-            where = f"node {frame.path!r} failed at step {step}"
-        reason = f"{where}: {type(exc).__name__}: {exc}"
+        reason = f"the run failed: {type(exc).__name__}: {exc}"
     listeners.emit_if(
         lambda: error_event(
             listeners.thread,
-            step or level.steps,
-            node,
+            step,
+            frame.node if frame else None,
             frame.path if frame else "",
             frame.branch if frame else None,
             reason,
@@ -104,26 +98,16 @@ def failure(
     return Ending("failed", reason, error=exc)
 
 
-def timed_out(listeners: Listeners, level: Level, frame: Frame, step: int, deadline: Deadline) -> Ending:
-    """``frame``'s node ran past ``deadline``: it runs again on resume."""
-    level.frames = (frame,)
-    reason = f"{deadline.reason} at step {step}"
+def timed_out(listeners: Listeners, frame: Frame, step: int, ending: Ending) -> Ending:
+    """``frame``'s node ran past its time (``ending`` says how the run takes it): said in an error event."""
+    reason = ending.reason or ""
     listeners.emit_if(
         lambda: error_event(listeners.thread, step, frame.node, frame.path, frame.branch, reason, "TimeoutError")
     )
-    return Ending(deadline.outcome, reason)
+    return ending
 
 
-def stopped(level: Level, frame: Frame, step: int, stop: BaseException) -> Ending:
-    """The run was cancelled (or interrupted from the keyboard) during ``frame``'s node: it runs again on resume."""
-    level.frames = (frame,)
+def cancelled(stop: BaseException, during: str) -> Ending:
+    """The run was cancelled (or interrupted from the keyboard) ``during`` a node or a step."""
     why = "cancelled" if isinstance(stop, asyncio.CancelledError) else "interrupted (KeyboardInterrupt)"
-    return Ending("aborted", f"{why} during node {frame.path!r} at step {step}")
-
-
-def stop_here(walker: Walker, level: Level, reason: str) -> Ending:
-    """A person stopped the run at a breakpoint: it ends ``aborted``, from inside any
-    sub-graph or branch (as a spent budget does), each level resumable where it is."""
-    if level is walker.root:
-        return Ending("aborted", reason)
-    raise Stopped(reason)
+    return Ending("aborted", f"{why} during {during}")

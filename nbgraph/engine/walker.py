@@ -1,44 +1,47 @@
-"""The walker: the step loop over frames, and the state of one run while it walks.
+"""The walker: the state of one run and the loop that walks it, step by step.
 
-A frame is a node waiting to run at a path, on a branch. The walker takes a level's
-frames one step at a time (``step``: one frame or several branches, the same lifecycle)
-until none is left or the run must stop. Everything that can be known in advance
-(calling conventions, edges, the frames a hop leads to) was resolved by ``compile()``;
-events are built only when someone listens; checkpoints only when there is a store. A
-node that is a graph walks a level of its own (``levels``); the ways a run stops short
-are ``stops``'; what a resume brings is a :class:`~nbgraph.engine.resumption.Resumption`.
+A frame is a node waiting to run at a path, on a branch. The walker takes a level's frames
+one step at a time (:func:`~nbgraph.engine.step.take_step`: prepare, run, close) until none
+is left or the run must stop. Everything that can be known in advance (calling conventions,
+edges, the frames a hop leads to) was resolved by ``compile()``; events are built only when
+someone listens; checkpoints only when there is a store. A node that is a graph walks a
+level of its own (``levels``). The walker and the step driver are the only writers of a
+run's state: the helpers they call take what they read and return what they decide.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..checkpoint.base import Checkpoint, Status
 from ..errors import MaxStepsExceeded, NbgraphError
 from ..history import FiredEdge, Frame, Step
 from ..names import START
-from ..plan import Hop, Plan
-from .breaks import Breaks, set_breaks
-from .context import Context
+from ..plan import Hop, NodePlan, Plan
+from .branches import Slots
+from .breaks import Breaks
+from .calls import Activity, Caller
+from .context import Context, RunDoor
 from .ending import Ending
-from .levels import Level
+from .folds import fold, fold_record, shares_state
+from .levels import Level, enter, level_key
 from .limits import Budget, Meter
 from .listeners import Listeners, route_event, run_start
-from .people import Pauses, raise_budget
-from .persistence import Persistence
+from .people import Asking, raised
+from .persistence import Persistence, Snapshot, Totals, default_checkpointer, remembered
 from .resumption import Resumption
-from .step import route_restored, take_step
-from .stops import failure, stopped
+from .slots import Called, restored
+from .step import route_forked, take_step
+from .stops import failure
 
 if TYPE_CHECKING:
     from ..checkpoint.base import Checkpointer
+    from ..pauses import Pause
 
-__all__ = ["RESTORED", "Walker"]
-
-RESTORED: Any = object()
-"""The input of a run that continues a thread: its state comes from the checkpoint."""
+__all__ = ["Walker"]
 
 _LOOP_TURN_INTERVAL = 0.02
 """Seconds a live run may hold the event loop between steps."""
@@ -59,45 +62,32 @@ class Walker:
         listeners: Listeners,
         stepping: bool = False,
         pace: float = 0.0,
+        resuming: bool = False,
     ) -> None:
         self.plan = plan
         self.thread = thread
-        self.live = live
         self.pace = pace
         """Seconds a live run waits before each step after its first (slow motion)."""
-        self.unanswered: str | None = None
-        """Why nobody will answer this run's pauses, once a live run was told so."""
         self.listeners = listeners
         self.meter = Meter(budget)
-        self.pauses = Pauses()
-        self.persistence = Persistence(self, store)
-        # (A run restored from a checkpoint gets its state from there: no input to check.)
-        self.root = Level(plan, values={} if input is RESTORED else plan.schema.initial(input))
-        self.input: dict[str, Any] | None = self.root.values
-        self.earlier = 0
-        """How many of the thread's records come before ``history`` (read on demand)."""
-        self._earlier: list[Step] | None = None
-        self.seconds = 0.0
-        """The seconds the thread's steps took, earlier runs' included."""
-        self.steering: list[str] = []
-        self.closers: list[Callable[[], Awaitable[object]]] = []
-        """What nodes opened for the whole run (``ctx.at_run_end``), closed as the run ends."""
-        self.calls: list[Frame] = []
-        """The frames whose node is being called now, in the order they started."""
-        self.supersteps: dict[Level, tuple[list[Any], list[str]]] = {}
-        """The supersteps under way, by level: their slots, and each branch's status."""
+        self.asking = Asking(listeners, self.meter, live=live)
+        self.persistence = Persistence(store, thread)
+        self.resumption = Resumption()
+        self.breaks = Breaks.of(plan.breakpoints, stepping)
+        # (A run that continues a thread gets its state from the checkpoint: no input to check.)
+        self.root = Level(plan, values={} if resuming else plan.schema.initial(input))
+        self.input: dict[str, Any] | None = None if resuming else self.root.values
+        """The values the run started from (None: it continued a thread)."""
         self.start_edge: FiredEdge | None = None
-        self.resumed: Resumption | None = None
-        """What a resume brought, when the run continues a thread."""
         self.open_levels: dict[str, Level] = {}
         """The sub-graph levels being walked now, by path (and branch)."""
         self.flagged: Ending | None = None
         """How the first sub-graph that hit its max_steps with on_max_steps="flag" ended."""
-        self.breaks: Breaks | None = None
-        """Where the run pauses (breakpoints, step mode); None when nowhere, and the step loop
-        then checks nothing else."""
-        if plan.breakpoints is not None or stepping:
-            set_breaks(self, Breaks.of(plan.breakpoints, stepping))
+        self.trace: dict[str, str] = {}
+        """The trace context a tracer keeps with the thread (``Run.trace_context``)."""
+        self.activity = Activity()
+        self.door = RunDoor(listeners, self.meter, self.asking, self.resumption)
+        self.slots = Slots(Caller(self.door, self.activity, self.walk_subgraph, self.give_up), self.asking, self.breaks)
 
     # The run's own graph is the root level: what the rest of the engine reads as the
     # run's state, step, frames and history is the root level's (and is set there).
@@ -122,75 +112,94 @@ class Walker:
     @property
     def node(self) -> str | None:
         """The node running now (the latest to start, when branches run together)."""
-        return self.calls[-1].node if self.calls else None
+        calls = self.activity.calls
+        return calls[-1].node if calls else None
 
     @property
-    def visits(self) -> dict[str, int]:
-        return self.root.visits
+    def recorded(self) -> int:
+        """How many step records the thread has, without reading the earlier ones."""
+        return self.persistence.earlier + len(self.root.records)
 
     def full_history(self) -> list[Step]:
         """Every step record of the thread, reading the earlier ones from the store once."""
-        if not self.earlier:
-            return self.history
-        if self._earlier is None:
-            self._earlier = self.persistence.earlier(self.history[0]) if self.history else []
-        return self._earlier + self.history
+        records = self.root.records
+        if not self.persistence.earlier:
+            return records
+        return self.persistence.earlier_records(records[0] if records else None) + records
 
-    def totals(self) -> dict[str, Any]:
-        """What the run has used so far, as a checkpoint keeps it."""
-        meter, root = self.meter, self.root
-        return {
-            "visits": dict(root.visits),
-            "tokens": meter.tokens,
-            "cost": meter.cost,
-            "turns": meter.turns,
-            "seconds": self.seconds,
-            "streak": [root.last_node, root.same],
-            "peak": meter.peak,
-        }
+    def state_shown(self) -> dict[str, Any]:
+        """The state as a person sees it: with the updates of the nodes that ran and wait for a
+        verdict (an approval, a breakpoint after them), in slot order; folded as their step closes.
+        Branches that finished beside a branch still waiting are not shown until the step closes."""
+        root = self.root
+        values = root.values
+        pending: list[tuple[int, Called]] = [
+            (entry["step"], restored(entry)) for entry in root.settled if entry["pause"] is not None
+        ]
+        pending += list(self.activity.waiting.get(root, {}).items())
+        for _, called in sorted(pending, key=lambda item: item[0]):
+            record = called.records[-1]
+            if record.error is None:
+                values = fold(self.plan, values, called.update, called.records[:-1], Frame(record.node, record.path))
+                if record.edit:
+                    values = fold_record(self.plan.schema, values, record._replace(update=None))
+        return values
 
-    def levels(self) -> dict[str, Any]:
-        """The sub-graph levels the run is inside now, as a checkpoint keeps them."""
-        return {key: level.snapshot(self) for key, level in self.open_levels.items()}
+    def state_at(self, step: int) -> dict[str, Any]:
+        """The field values after ``step`` (0: the input), from the store or by folding."""
+        if step < 0 or step > self.step:
+            raise ValueError(f"step must be between 0 and {self.step}, got {step}")
+        schema = self.plan.schema
+        store = self.persistence.store
+        if store is not None:
+            checkpoint = store.get(self.thread, step)
+            if checkpoint is not None:
+                return schema.decode(checkpoint.state)
+        if self.input is None:
+            raise ValueError("this run was resumed from a checkpoint; read earlier states from its checkpointer")
+        values = self.input
+        for record in self.history:
+            if "/" not in record.path and record.step > step:
+                break
+            if record.error is None and shares_state(self.plan, record.path):
+                values = fold_record(schema, values, record)
+        return values
 
     # -- starting ---------------------------------------------------------------------
 
     async def execute(self) -> Ending:
         """Walk from where the run is (its start, or a restored checkpoint) to an ending."""
         self.meter.t0 = time.perf_counter()
-        restored = self.persistence.last
-        self.listeners.emit_if(lambda: run_start(self.thread, self.step, self.plan.name, restored is not None))
+        restored_from = self.persistence.last
+        self.listeners.emit_if(lambda: run_start(self.thread, self.step, self.plan.name, restored_from is not None))
         try:
-            at_step = self.resumed.at_step if self.resumed is not None else None
-            if at_step is not None and at_step[0].kind == "budget":
-                return raise_budget(self, *at_step) or Ending("aborted")  # (stop)
-            if at_step is not None:
-                # (An input pause is answered inside its node, when the node asks again.)
-                ending = route_restored(self, *at_step)
-                if ending is not None:
-                    return ending
-            elif restored is None or (restored.step == 0 and not self.frames):
+            budget = self.resumption.budget
+            if budget is not None:  # (a budget pause answered 'stop': raised limits applied as the run began)
+                decided = raised(self.meter, *budget)
+                return decided if isinstance(decided, Ending) else Ending("aborted")
+            if restored_from is None or (restored_from.step == 0 and not self.frames):
                 self._route_from_start(self.root)  # a new run, or a fork of a run's start
-            elif not self.frames and not self.root.records:
-                return Ending("done", restored.reason)
-            elif not self.frames:
+            elif not self.frames and not self.root.records and not self.root.settled:
+                return Ending("done", restored_from.reason)
+            elif not self.frames and not self.root.settled:
                 if self.history[-1].edge is not None:  # (stopped after its last step: nothing is left to run)
-                    return Ending("done", restored.reason if restored.status == "done" else None)
-                route_restored(self)  # a fork: its first step is routed with the graph as defined now
+                    return Ending("done", restored_from.reason if restored_from.status == "done" else None)
+                route_forked(self)  # a fork: its first step is routed with the graph as defined now
             return await self.walk(self.root) or self.flagged or Ending("done")
         except MaxStepsExceeded:
             raise
         except NbgraphError as exc:
-            return failure(self.listeners, self.root, None, exc)
+            return failure(self.listeners, None, exc, self.step)
         finally:
-            while self.closers:
-                await self.closers.pop()()
+            closers = self.door.closers
+            while closers:
+                await closers.pop()()
 
     def _route_from_start(self, level: Level) -> None:
         plan = level.plan
         start = plan.start
         ctx = (
-            Context(self, plan, START, 0, 1, f"{level.path}/{START}" if level.path else START)
+            Context(self.door, plan, START, 0, 1, f"{level.path}/{START}" if level.path else START)
             if start.wants_ctx
             else None
         )
@@ -198,8 +207,10 @@ class Walker:
         level.frames = level.here(hop.frames)
         if level is self.root:  # (a sub-graph's first step says where it began)
             self.start_edge = hop.edge
-            self.save((), hop.frames)
-            self.listeners.emit_step_if(lambda: route_event(self.thread, 0, hop.edge))
+            if self.persistence.store is not None:
+                self.persistence.put(self._checkpoint((), hop.frames))
+            listeners = self.listeners
+            listeners.emit_step_if(lambda: route_event(self.thread, 0, hop.edge))
 
     def route_from(self, record: Step) -> Hop:
         """Route out of a step already taken, with a context like the step's own."""
@@ -207,7 +218,7 @@ class Walker:
         if node.fixed is not None:
             return node.fixed
         ctx = (
-            Context(self, self.plan, record.node, record.step, record.visit, record.path, record.branch)
+            Context(self.door, self.plan, record.node, record.step, record.visit, record.path, record.branch)
             if node.wants_ctx
             else None
         )
@@ -217,28 +228,27 @@ class Walker:
 
     async def walk(self, level: Level) -> Ending | None:
         """Run ``level``'s frames until none is left (None) or the run has to stop (why)."""
-        if not level.frames and level is not self.root and not level.steps:
+        if not level.frames and level is not self.root and not level.steps and not level.settled:
             self._route_from_start(level)  # (a sub-graph a checkpoint kept after its last step has none left)
-        live = self.live
+        live = self.asking.live
         pace = self.pace if live else 0.0
         last_turn = time.perf_counter()
         frames: tuple[Frame, ...] = level.frames
         while frames:
             level.frames = frames
-            frame = frames[0]
             if pace and level.steps:
                 try:
                     await asyncio.sleep(pace)  # slow motion: each node shows before the next one runs
-                except asyncio.CancelledError as stop:
-                    return stopped(level, frame, level.steps + 1, stop)
+                except asyncio.CancelledError:
+                    return Ending("aborted", f"cancelled during node {frames[0].path!r} at step {level.steps + 1}")
                 self.meter.waited += pace  # (not the run's own time: no budget counts it)
             if live and (now := time.perf_counter()) - last_turn > _LOOP_TURN_INTERVAL:
                 # Nodes that never await would hold the kernel's loop for the whole run:
                 # give it a turn so the view redraws and a Stop click gets in.
                 try:
                     await asyncio.sleep(0)
-                except asyncio.CancelledError as stop:
-                    return stopped(level, frame, level.steps + 1, stop)
+                except asyncio.CancelledError:
+                    return Ending("aborted", f"cancelled during node {frames[0].path!r} at step {level.steps + 1}")
                 last_turn = now
             taken = await take_step(self, level, frames)
             if isinstance(taken, Ending):
@@ -247,7 +257,219 @@ class Walker:
         level.frames = ()
         return None
 
+    async def walk_subgraph(
+        self, parent: Level, frame: Frame, node: NodePlan, visit: int
+    ) -> Ending | tuple[Mapping[str, Any] | None, tuple[Step, ...]]:
+        """Walk the sub-graph ``node`` runs: its update for the parent and its records, or how it
+        stopped inside (its level stays open: a checkpoint keeps where it stopped)."""
+        key = level_key(frame)
+        child = enter(parent, frame, node, visit, self.resumption.level(key))
+        self.open_levels[key] = child
+        ending = await self.walk(child)
+        if ending is not None:
+            if ending.outcome != "done":
+                return ending
+            if ending.hit_max_steps and self.flagged is None:
+                self.flagged = ending  # on_max_steps="flag": the run's result says which sub-graph hit it
+        del self.open_levels[key]
+        self.asking.pauses.forget(child.scope)
+        output = node.spec.output
+        update = output(child.plan.schema.view(child.values)) if output is not None else None
+        return update, tuple(child.records)  # a shared sub-graph's steps are folded with its node's
+
+    def give_up(self, frame: Frame) -> tuple[Step, ...]:
+        """Close the sub-graph levels ``frame``'s branch leaves open as it is given up: their records."""
+        records: list[Step] = []
+        for key in sorted(key for key in self.open_levels if _inside(key, frame)):  # outer levels first
+            records.extend(self.open_levels.pop(key).records)
+        return tuple(records)
+
     # -- checkpoints ------------------------------------------------------------------
 
-    def save(self, records: tuple[Step, ...], frames: tuple[Frame, ...], **status: Any) -> None:
-        self.persistence.save(records, frames, **status)
+    def _checkpoint(self, records: tuple[Step, ...] | list[Step], frames: tuple[Frame, ...]) -> Checkpoint:
+        """The checkpoint after the run's current step, which ``records`` took."""
+        return Checkpoint(
+            self.thread,
+            self.plan.name,
+            self.step,
+            self.values,
+            frames,
+            "running",
+            None,
+            (),
+            self.asking.pauses.answers_copy(),
+            records[-1] if records else None,
+            tuple(records[:-1]),
+            self.persistence.run,
+            self.totals() if self.persistence.rows else None,
+            meta=self.meta(),
+        )
+
+    def save_step(self, level: Level, records: list[Step], frames: tuple[Frame, ...]) -> None:
+        """Checkpoint the step ``level`` took (a sub-graph's: where it is now, with the run's current step).
+
+        Raises:
+            CheckpointError, LeaseLost, InvalidUpdate: as :meth:`Persistence.put`.
+        """
+        persistence = self.persistence
+        if level is self.root:
+            persistence.put(self._checkpoint(records, frames))
+        elif persistence.last is not None:
+            persistence.put(
+                persistence.last._replace(
+                    state=self.values, levels=self.levels_json(), answers=self.asking.pauses.answers_copy()
+                )
+            )
+
+    def save_denied(self, level: Level, step: int, records: tuple[Step, ...], ending: Ending) -> None:
+        """Step ``step`` of ``level``, whose approval was denied with nowhere to go: kept, and
+        the thread ends there (inside a sub-graph, at the run's step that entered it)."""
+        persistence = self.persistence
+        if persistence.store is None:
+            return
+        checkpoint = self._checkpoint(records, ())._replace(
+            step=step if level is self.root else self.step + 1, status="denied", reason=ending.reason
+        )
+        persistence.put(checkpoint)
+
+    def totals(self) -> dict[str, Any]:
+        """What the run has used so far, as a checkpoint keeps it."""
+        meter, root = self.meter, self.root
+        return Totals(
+            dict(root.visits),
+            meter.tokens,
+            meter.cost,
+            meter.turns,
+            meter.step_seconds,
+            (root.last_node, root.same),
+            list(meter.peak),
+        ).to_json()
+
+    def meta(self) -> Mapping[str, Any]:
+        """What the thread keeps about itself (see ``Checkpoint.meta``)."""
+        breakpoints = self.breaks.to_json()
+        budget = self.meter.kept_limits()
+        if breakpoints is None and budget is None and not self.trace:
+            return {}
+        return {"breakpoints": breakpoints, "budget": budget, "trace": dict(self.trace) or None}
+
+    def levels_json(self) -> dict[str, Any]:
+        """The sub-graph levels the run is inside now, as a checkpoint keeps them."""
+        return {key: level.snapshot() for key, level in self.open_levels.items()}
+
+    def finish(self, ending: Ending) -> None:
+        """Record how the run ended, so a resume knows where to go on from."""
+        persistence = self.persistence
+        if persistence.store is None:
+            if ending.outcome not in ("done", "denied"):
+                self.keep_in_memory(ending)
+        elif persistence.last is not None and not (persistence.last.status == ending.outcome == "denied"):
+            try:
+                persistence.put(self._stopped(persistence.last, ending))
+            except Exception:
+                # The run is ending on its own account; a store that cannot take the status
+                # leaves the last good checkpoint, which a resume continues from.
+                pass
+
+    def _stopped(self, last: Checkpoint, ending: Ending) -> Checkpoint:
+        """``last`` with how the run stopped, and what a resume must not redo: the frames to run,
+        the pauses open, the slots that finished, the sub-graphs it is inside."""
+        finished = ending.outcome in ("done", "denied")
+        status: Status = ending.outcome
+        return last._replace(
+            state=self.values,
+            frames=self.frames,
+            status=status,
+            reason=ending.reason,
+            pauses=ending.pauses,
+            answers=self.asking.pauses.answers_copy(),
+            settled=() if finished else tuple(self.root.settled),
+            levels={} if finished else self.levels_json(),
+            meta=self.meta(),
+        )
+
+    def keep_in_memory(self, ending: Ending) -> None:
+        """A run without a store: keep its checkpoints in the default store, for a ``Resume`` (a run
+        that stopped short, as it ends) or a ``Fork`` (asked for once it has ended)."""
+        plan, thread = self.plan, self.thread
+        store = self.persistence.store = default_checkpointer()
+        store.delete(thread)
+        start_edge = self.start_edge
+        start = (
+            tuple(f for t in start_edge.targets if t in plan.nodes for f in plan.frames_to(t))
+            if start_edge
+            else self.frames
+        )
+        assert self.input is not None  # (a run without a store started from an input: a resume has one)
+        for checkpoint in remembered(plan, thread, start, self.input, self.history):
+            store.put(thread, checkpoint)
+        last = store.get(thread)
+        assert last is not None
+        last = self._stopped(last, ending)
+        store.put(thread, last)
+        self.persistence.last = last
+
+    # -- resuming ---------------------------------------------------------------------
+
+    def restore(self, snapshot: Snapshot, answered: tuple[tuple[Pause, Any], ...]) -> None:
+        """Put the run where ``snapshot`` left its thread, with the answers a resume brought:
+        state, frames, history, usage, answers, the slots that finished and the sub-graphs it
+        is inside."""
+        last = snapshot.checkpoint
+        root, meter = self.root, self.meter
+        root.values = snapshot.values
+        root.steps = last.step
+        root.frames = last.frames
+        root.settled = list(last.settled)
+        root.records = snapshot.records
+        self.persistence.earlier = snapshot.earlier
+        self.persistence.last = last
+        self.start_edge = snapshot.start_edge
+        self.asking.pauses.answers.update(last.answers)
+        meta = last.meta
+        self.trace = dict(meta.get("trace") or {})
+        kept = meta.get("budget")
+        if isinstance(kept, Mapping) and not meter.chosen:
+            # Limits a person raised earlier in the thread hold for the rest of it, unless this
+            # resume was given a budget of its own.
+            meter.budget = Budget(**{key: kept[key] for key in Budget._fields if key in kept})
+            meter.timed = meter.budget.seconds is not None
+            meter.kept = True
+        resumption = self.resumption
+        resumption.begin(last.pauses, last.levels)
+        for pause, value in answered:
+            if pause.kind == "budget" and value != "stop":
+                raised(meter, pause, value)
+            elif pause.kind == "input":
+                self.asking.pauses.answers[pause.slot or ""] = value
+                resumption.answer(pause, value)
+            else:
+                resumption.answer(pause, value)
+            if pause.kind == "budget" and pause.reruns is not None:
+                resumption.rerunning.add((pause.path, pause.branch))
+        self._restore_breaks(meta.get("breakpoints"))
+        totals = snapshot.totals
+        root.visits = dict(totals.visits)
+        root.last_node, root.same = totals.streak
+        meter.add(totals.tokens, totals.cost, totals.turns)
+        meter.mark()
+        meter.peak = list(totals.peak)
+        meter.step_seconds = meter.prior_seconds = totals.seconds
+
+    def _restore_breaks(self, kept: Any) -> None:
+        """The breakpoints a resumed run pauses at: its graph's own if it set any, else those its
+        thread was started with; step mode if the resume asks for it or the run was stepping."""
+        stored = Breaks.from_json(kept) if isinstance(kept, Mapping) else None
+        breaks = self.breaks
+        plan = self.plan
+        source = Breaks.of(plan.breakpoints) if plan.breakpoints is not None else stored or Breaks()
+        stepping = breaks.stepping or (stored is not None and stored.stepping)
+        breaks.set(source.before, source.after, stepping)
+        breaks.expect(self.resumption)
+
+
+def _inside(key: str, frame: Frame) -> bool:
+    """Whether the level ``key`` names is ``frame``'s sub-graph or one nested in it."""
+    path, _, branch = key.partition("@")
+    own = frame.branch or ""
+    return (path == frame.path or path.startswith(frame.path + "/")) and (branch == own or branch.startswith(own + "/"))

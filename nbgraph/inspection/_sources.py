@@ -65,7 +65,7 @@ def inspect_step(
             raise ValueError(f"thread {source!r} has no step {top} in {checkpointer!r}")
         return found
     run = getattr(source, "run", source)  # (a RunResult's run; the result module loads this one)
-    if not hasattr(run, "history_since"):
+    if not all(hasattr(run, name) for name in ("thread", "plan", "input", "checkpointer", "history", "state_at")):
         raise TypeError(f"cannot inspect {type(source).__name__}: give a RunResult, a Run, a Replay or a thread id")
     plan = run.plan
     store = run.checkpointer
