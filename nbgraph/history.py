@@ -10,6 +10,8 @@ from .state import to_jsonable
 
 __all__ = ["NO_PAYLOAD", "BranchState", "FiredEdge", "Frame", "Step", "tally", "tally_within"]
 
+_new_tuple = tuple.__new__
+
 
 class _NoPayload:
     """The payload of a frame that runs its node on the state, not on a ``Send``'s payload."""
@@ -108,6 +110,10 @@ class Step(NamedTuple):
     """Events the node emitted while running (text deltas, tool calls, live input pauses)."""
     approval_events: tuple[Any, ...] = ()
     """The approval's interrupt and resume events, which come after the node exits."""
+
+    def routed(self, edge: FiredEdge) -> Step:
+        """This record with the edge routing took (``_replace`` at a quarter of its cost: one per step)."""
+        return _new_tuple(Step, (*self[:6], edge, *self[7:]))
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {

@@ -29,7 +29,7 @@ from ..plan import Hop, Plan
 from ..state import close_coroutines
 from .branches import Slots
 from .calls import error_text
-from .context import Context
+from .context import Context, RunDoor
 from .ending import Ending
 from .folds import fold
 from .limits import Aborted, Meter
@@ -52,11 +52,15 @@ off to measure what that saves)."""
 async def take_step(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> tuple[Frame, ...] | Ending:
     """Take one step of ``level``: the frames that come next, or how the run stops."""
     base, before = level.steps, level.values
-    prepared = await prepare(walker.meter, walker.asking, level, frames)
-    if isinstance(prepared, Ending):
-        return prepared
+    prepared = prepare(walker.meter, level, frames)
+    if type(prepared) is not list:
+        if prepared is not ASK_BUDGET:
+            return prepared
+        prepared = await raise_budget(walker.meter, walker.asking, level, frames)
+        if type(prepared) is not list:
+            return prepared
     ran = await run(walker.slots, level, prepared, base, before)
-    if isinstance(ran, Ending):
+    if type(ran) is not Ran:
         return ran
     return close(walker, level, prepared, ran, base, before)
 
@@ -64,32 +68,14 @@ async def take_step(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
 # -- 1. prepare ----------------------------------------------------------------------
 
 
-async def prepare(meter: Meter, asking: Asking, level: Level, frames: tuple[Frame, ...]) -> list[Slot] | Ending:
-    """The step's slots, numbered, once the limits allow it; or how the run stops before it."""
-    stop = _limits(meter, level, frames)
-    while stop is _ASK_BUDGET:  # (a person raises the budget, or stops the run)
-        pause = budget_pause(meter, frames, level.steps + 1, meter.ahead(len(frames)))
-        if not asking.live:
-            level.frames = frames  # nothing ran: they run on resume, with the raised budget
-            return asking.interrupted(pause)
-        try:
-            decided = raised(meter, pause, await asking.wait(pause))
-        except PauseRequested:  # nobody will answer (run.stop_waiting): it ends as a durable run's would
-            level.frames = frames
-            return asking.interrupted(pause)
-        stop = decided if isinstance(decided, Ending) else _limits(meter, level, frames)
-    if stop is not None:
-        return stop
-    return level.number(frames)
+ASK_BUDGET = Ending("aborted", "the budget is about to be exceeded")
+"""What :func:`prepare` gives when a budget with ``ask=True`` wants a person first."""
 
 
-_ASK_BUDGET = Ending("aborted", "the budget is about to be exceeded")
-"""What the limit check gives when a budget with ``ask=True`` wants a person first."""
-
-
-def _limits(meter: Meter, level: Level, frames: tuple[Frame, ...]) -> Ending | None:
-    """Why ``level`` must not take a step of ``frames`` (:data:`_ASK_BUDGET`: a person is
-    asked to raise the budget first), or None."""
+def prepare(meter: Meter, level: Level, frames: tuple[Frame, ...]) -> list[Slot] | Ending:
+    """The step's slots, numbered, once the limits allow it (``max_steps``, the budget, the
+    streak of one node run again and again); or how the run stops before it
+    (:data:`ASK_BUDGET`: a person is to raise the budget first, :func:`raise_budget`)."""
     plan = level.plan
     count = len(frames)
     if level.steps + count > plan.max_steps:
@@ -97,23 +83,39 @@ def _limits(meter: Meter, level: Level, frames: tuple[Frame, ...]) -> Ending | N
     budget = meter.budget
     if budget is not None:
         if budget.ask and meter.ahead(count):
-            return _ASK_BUDGET
+            return ASK_BUDGET
         reason = meter.out_of_time() if budget.ask else meter.over()
         if reason is not None:
             return Ending("aborted", reason)
     if count > 1:
         level.last_node, level.same = None, 0  # branches break a streak
-        return None
-    name = frames[0].node
-    if name != level.last_node:
+    elif (name := frames[0].node) != level.last_node:
         level.last_node, level.same = name, 1
-        return None
-    level.same += 1
-    if level.same > plan.max_same_node:
-        return Ending(
-            "aborted", f"node {name!r} ran {plan.max_same_node} times in a row (max_same_node={plan.max_same_node})"
-        )
-    return None
+    else:
+        level.same += 1
+        if level.same > plan.max_same_node:
+            return Ending(
+                "aborted", f"node {name!r} ran {plan.max_same_node} times in a row (max_same_node={plan.max_same_node})"
+            )
+    return level.number(frames)
+
+
+async def raise_budget(meter: Meter, asking: Asking, level: Level, frames: tuple[Frame, ...]) -> list[Slot] | Ending:
+    """Ask a person to raise the budget before the step: its slots once they did, or how the
+    run stops (they said stop, or nobody can wait: the step's frames run on resume)."""
+    while True:
+        pause = budget_pause(meter, frames, level.steps + 1, meter.ahead(len(frames)))
+        if not asking.live:
+            level.frames = frames
+            return asking.interrupted(pause)
+        try:
+            decided = raised(meter, pause, await asking.wait(pause))
+        except PauseRequested:  # nobody will answer (run.stop_waiting): it ends as a durable run's would
+            level.frames = frames
+            return asking.interrupted(pause)
+        prepared = decided if isinstance(decided, Ending) else prepare(meter, level, frames)
+        if prepared is not ASK_BUDGET:
+            return prepared
 
 
 # -- 2. run --------------------------------------------------------------------------
@@ -144,16 +146,16 @@ async def run(slots: Slots, level: Level, prepared: list[Slot], base: int, befor
             slot = prepared[0]
             node = level.plan.nodes[slot.frame.node]
             if kept or slots.breaks.armed or node.subplan is not None or node.approval:
-                outcomes[0] = await slots.run(level, slot, kept.get(slot.step))
+                outcome = await slots.run(level, slot, kept.get(slot.step))
             elif node.is_async or not FAST_PATH:
-                outcomes[0] = await slots.call(level, slot)
+                outcome = await slots.call(level, slot)
             else:
                 try:
-                    outcomes[0] = slots.caller.call_now(level, slot)
+                    outcome = slots.caller.call_now(level, slot)
                 except PauseRequested as paused:  # (ctx.ask in a synchronous node)
-                    outcomes[0] = await slots.call(level, slot, asked=paused.pause)
-        else:
-            await slots.run_together(level, prepared, kept, outcomes, raised)
+                    outcome = await slots.call(level, slot, asked=paused.pause)
+            return Ran((outcome,), [0] if type(outcome) is Failed else raised)
+        await slots.run_together(level, prepared, kept, outcomes, raised)
     except Aborted as aborted:
         level.keep(prepared, outcomes)  # what finished before the stop is not run again on resume
         level.undo(prepared, base, before)
@@ -166,8 +168,6 @@ async def run(slots: Slots, level: Level, prepared: list[Slot], base: int, befor
         first = prepared[0]
         during = f"node {first.frame.path!r}" if count == 1 else f"{count} branches"
         return cancelled(stop, f"{during} at step {base + 1}")
-    if count == 1 and type(outcomes[0]) is Failed:
-        raised.append(0)
     # (A branch that never started, its step failing fast before its turn, is one a sibling cancelled.)
     return Ran([Failed((), asyncio.CancelledError()) if outcome is None else outcome for outcome in outcomes], raised)
 
@@ -219,17 +219,15 @@ def close(
         if any(type(outcome) is Parked for outcome in outcomes):
             return _park(walker, level, slots, outcomes, base, before)
     try:
-        values = _folded(level.plan, before, slots, outcomes)
-    except InvalidUpdate as exc:
+        if len(slots) == 1:
+            values, records, next_frames = _settled_one(walker.door, level, slots[0], outcomes[0], before)
+        else:
+            values, records, next_frames = _settled_many(walker.door, level, slots, outcomes, before)
+    except NbgraphError as exc:
         return _rolled_back(walker, level, slots, outcomes, base, before, exc, None)
     level.values = values
     level.steps = base + len(slots)
-    try:
-        records, taken = _route(walker, level, slots, outcomes)
-    except NbgraphError as exc:
-        return _rolled_back(walker, level, slots, outcomes, base, before, exc, None)
     level.records.extend(records)
-    next_frames = _next_frames(level, taken)
     if walker.persistence.store is not None:
         try:
             walker.save_step(level, records, next_frames)
@@ -261,29 +259,6 @@ def _park(
     return walker.asking.interrupted(*(pause for o in outcomes if type(o) is Parked for pause in o.pauses))
 
 
-def _folded(plan: Plan, before: dict[str, Any], slots: list[Slot], outcomes: Sequence[Outcome]) -> dict[str, Any]:
-    """The state after the step: every slot's update and edit folded in slot order.
-
-    Raises:
-        InvalidUpdate: an update (or an edit) does not fit the state; every update's
-            coroutines are closed.
-    """
-    values = before
-    try:
-        for slot, outcome in zip(slots, outcomes, strict=True):
-            if type(outcome) is Called:
-                values = fold(plan, values, outcome.update, outcome.records[:-1], slot.frame)
-                edit = outcome.records[-1].edit
-                if edit:
-                    values = plan.schema.apply(values, edit, slot.frame.node)
-    except InvalidUpdate:
-        for outcome in outcomes:  # (the failed fold closed its own update's coroutines; the rest are dropped too)
-            if type(outcome) is Called and outcome.update:
-                close_coroutines(outcome.update.values())
-        raise
-    return values
-
-
 def _rolled_back(
     walker: Walker,
     level: Level,
@@ -307,18 +282,49 @@ def _rolled_back(
     return failure(walker.listeners, slot.frame, exc, slot.step)
 
 
-def _route(
-    walker: Walker, level: Level, slots: list[Slot], outcomes: Sequence[Outcome]
-) -> tuple[list[Step], list[tuple[Frame, Hop]]]:
-    """Route every slot that settled (a map once, after its last branch); their records."""
+def _settled_one(
+    door: RunDoor, level: Level, slot: Slot, called: Outcome, before: dict[str, Any]
+) -> tuple[dict[str, Any], list[Step], tuple[Frame, ...]]:
+    """A step of one slot, folded and routed: the state after it, its records, the frames
+    that come next. (:func:`_settled_many` for one slot, unrolled: this is the hot path.)
+
+    Raises:
+        NbgraphError: the update does not fit the state (InvalidUpdate), or routing failed.
+    """
+    assert type(called) is Called
     plan = level.plan
-    if len(slots) == 1:
-        slot, called = slots[0], outcomes[0]
-        assert type(called) is Called
-        hop = called.hop or _routed(walker, level, slot, called.ctx)
-        *inner, own = called.records
-        return [*inner, own._replace(edge=hop.edge)], [(slot.frame, hop)]
-    view = plan.schema.view(level.values)
+    frame = slot.frame
+    records = called.records
+    own = records[-1]
+    values = fold(plan, before, called.update, records[:-1], frame) if len(records) > 1 else before
+    if len(records) == 1 and called.update:
+        values = plan.schema.apply(values, called.update, frame.node)
+    if own.edit:
+        values = plan.schema.apply(values, own.edit, frame.node)
+    hop = called.hop or plan.nodes[frame.node].fixed or _routed(door, level, slot, called.ctx, plan.schema.view(values))
+    if own.edge is not hop.edge:
+        own = own.routed(hop.edge)
+    if hop.join is None and frame.branch is None and not level.path:
+        next_frames = hop.frames  # (the commonest case: no join to wait at, nothing to place)
+    else:
+        next_frames = level.next_frames(((frame, hop),))
+    return values, [*records[:-1], own] if len(records) > 1 else [own], next_frames
+
+
+def _settled_many(
+    door: RunDoor, level: Level, slots: list[Slot], outcomes: Sequence[Outcome], before: dict[str, Any]
+) -> tuple[dict[str, Any], list[Step], tuple[Frame, ...]]:
+    """A step of several slots, folded in slot order (whatever order they finished in) and
+    routed (a map once, after its last branch): the state after it, its records, the frames
+    that come next.
+
+    Raises:
+        NbgraphError: an update does not fit the state (InvalidUpdate: every update's
+            coroutines are closed), or routing failed.
+    """
+    plan = level.plan
+    values = _folded(plan, before, slots, outcomes)
+    view = plan.schema.view(values)
     # A map routes once, after the last of its branches that did not route themselves (a
     # Goto) or fail; after its last failed one if every one failed: "all" goes on regardless.
     last_of_map: dict[str, int] = {}
@@ -355,31 +361,44 @@ def _route(
         if hop is not None and not hop.frames and hop.edge.label == "denied" and not mapped:
             taken.extend(_arrivals(plan, frame))
         if hop is None:
-            hop = plan.nodes[frame.node].fixed or _routed(walker, level, slot, ctx, view)
+            hop = plan.nodes[frame.node].fixed or _routed(door, level, slot, ctx, view)
         records.extend(outcome.records[:-1])
-        records.append(outcome.records[-1]._replace(edge=hop.edge))
+        records.append(outcome.records[-1].routed(hop.edge))
         taken.append((frame._replace(branch=None) if mapped else frame, hop))
-    return records, taken
+    return values, records, level.next_frames(tuple(taken))
 
 
-def _routed(walker: Walker, level: Level, slot: Slot, ctx: Context | None, view: Any = None) -> Hop:
+def _folded(plan: Plan, before: dict[str, Any], slots: list[Slot], outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    """The state after the step: every slot's update and edit folded in slot order.
+
+    Raises:
+        InvalidUpdate: an update (or an edit) does not fit the state; every update's
+            coroutines are closed.
+    """
+    values = before
+    try:
+        for slot, outcome in zip(slots, outcomes, strict=True):
+            if type(outcome) is Called:
+                values = fold(plan, values, outcome.update, outcome.records[:-1], slot.frame)
+                edit = outcome.records[-1].edit
+                if edit:
+                    values = plan.schema.apply(values, edit, slot.frame.node)
+    except InvalidUpdate:
+        for outcome in outcomes:  # (the failed fold closed its own update's coroutines; the rest are dropped too)
+            if type(outcome) is Called and outcome.update:
+                close_coroutines(outcome.update.values())
+        raise
+    return values
+
+
+def _routed(door: RunDoor, level: Level, slot: Slot, ctx: Context | None, view: Any) -> Hop:
     """Where the slot's node goes by its edges (or its router), seeing the state after the step."""
     plan = level.plan
     node = plan.nodes[slot.frame.node]
-    if node.fixed is not None:
-        return node.fixed
     if ctx is None and node.wants_ctx:
         frame = slot.frame
-        ctx = Context(walker.door, plan, frame.node, slot.step, slot.visit, frame.path, frame.branch, level.scope)
-    return node.route(plan.schema.view(level.values) if view is None else view, ctx)
-
-
-def _next_frames(level: Level, taken: list[tuple[Frame, Hop]]) -> tuple[Frame, ...]:
-    if len(taken) == 1:
-        frame, hop = taken[0]
-        if hop.join is None and frame.branch is None and not level.path:
-            return hop.frames  # (the commonest case: no join to wait at, nothing to place)
-    return level.next_frames(tuple(taken))
+        ctx = Context(door, plan, frame.node, slot.step, slot.visit, frame.path, frame.branch, level.scope)
+    return node.route(view, ctx)
 
 
 def _arrivals(plan: Plan, frame: Frame) -> list[tuple[Frame, Hop]]:
