@@ -53,14 +53,14 @@ async def take_step(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
     """Take one step of ``level``: the frames that come next, or how the run stops."""
     base, before = level.steps, level.values
     prepared = prepare(walker.meter, level, frames)
-    if type(prepared) is not list:
+    if isinstance(prepared, Ending):
         if prepared is not ASK_BUDGET:
             return prepared
         prepared = await raise_budget(walker.meter, walker.asking, level, frames)
-        if type(prepared) is not list:
+        if isinstance(prepared, Ending):
             return prepared
     ran = await run(walker.slots, level, prepared, base, before)
-    if type(ran) is not Ran:
+    if isinstance(ran, Ending):
         return ran
     return close(walker, level, prepared, ran, base, before)
 
