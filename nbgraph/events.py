@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from functools import cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import pydantic
 
@@ -31,6 +31,7 @@ __all__ = [
     "TextDelta",
     "ToolCall",
     "ToolResult",
+    "checked",
     "event_from_dict",
     "parse_ndjson",
     "to_ndjson",
@@ -169,6 +170,23 @@ EVENT_TYPES: dict[str, type[pydantic.BaseModel]] = {
     )
 }
 """Event classes by their ``type``."""
+
+
+_E = TypeVar("_E", bound=pydantic.BaseModel)
+_new_object = object.__new__
+_set = object.__setattr__
+
+
+def checked(cls: type[_E], values: dict[str, Any]) -> _E:
+    """An event of ``values`` already checked, every field given in the model's order: what
+    ``model_construct`` makes, at a fifth of its cost (the engine builds one per node and
+    per route while anyone listens)."""
+    event = _new_object(cls)
+    _set(event, "__dict__", values)
+    _set(event, "__pydantic_fields_set__", set(values))
+    _set(event, "__pydantic_extra__", None)
+    _set(event, "__pydantic_private__", None)
+    return event
 
 
 @cache

@@ -86,8 +86,8 @@ class _Tracing:
         self.tracer = tracer
         self.capture_text = capture_text
 
-    def observe(self, run: Run) -> _RunSpans:
-        return _RunSpans(self, run)
+    def observe(self, run: Run) -> None:
+        _RunSpans(self, run)  # (it subscribes itself: it hears fewer events once sampled out)
 
     def intercept(self, model: Any, ctx: Any) -> _TracedModel:
         return _TracedModel(self, model, ctx)
@@ -99,7 +99,7 @@ class _Tracing:
 class _RunSpans:
     """One run's spans, built from its events: the run's own, and its nodes' and tool calls' while they last."""
 
-    __slots__ = ("_error_type", "_errors", "_nodes", "_run", "_span", "_tools", "_tracing")
+    __slots__ = ("_error_type", "_errors", "_nodes", "_run", "_span", "_tools", "_tracing", "_unsubscribe")
 
     def __init__(self, tracing: _Tracing, run: Run) -> None:
         self._tracing = tracing
@@ -111,6 +111,7 @@ class _RunSpans:
         """The error events of the nodes still open: those that end the run with them failed."""
         self._error_type = ""
         """The type of the latest error reported: what a failed run failed of."""
+        self._unsubscribe = run.subscribe(self)
 
     def __call__(self, event: Any) -> None:
         handle = _HANDLERS.get(event.type)
@@ -134,6 +135,11 @@ class _RunSpans:
         self._span = span = self._tracing.tracer.start_span(
             f"invoke_workflow {event.graph}", attributes=attributes, links=[Link(before)] if before.is_valid else None
         )
+        if not span.is_recording():
+            # Sampled out: its nodes' spans would not be recorded either (their sampler follows
+            # the parent's decision), so the run need not build its per-step events for them.
+            self._unsubscribe()
+            self._unsubscribe = run.subscribe(self, steps=False)
         carrier: dict[str, str] = {}
         _W3C.inject(carrier, trace.set_span_in_context(span))
         if carrier:  # (a span of no provider has no context to pass on)

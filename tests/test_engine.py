@@ -9,6 +9,7 @@ import threading
 import time
 from pathlib import Path
 
+import pydantic
 import pytest
 
 from nbgraph import (
@@ -25,6 +26,7 @@ from nbgraph import (
     RunFailed,
     parse_ndjson,
 )
+from nbgraph.events import event_from_dict
 
 CTRL_C = Path(__file__).with_name("programs") / "ctrl_c.py"
 """A run that a real SIGINT cancels, in a process of its own."""
@@ -448,6 +450,21 @@ class TestEvents:
         ]
         assert len(run.viewed.history_since(1)) == 2 and run.viewed.history_since(0)[0].node == "a"
         assert result.outcome == "done" and run.viewed.upcoming is None
+
+    def test_the_engines_events_are_what_pydantic_would_build(self):
+        """The per-step events skip model_construct: each must still be the model it claims
+        to be, field for field and in the model's order, frozen, and valid when read back."""
+        seen = []
+        self.three_nodes().invoke({}, on_event=seen.append)
+        for event in seen:
+            fields = event.model_dump()
+            assert list(fields) == list(type(event).model_fields), event.type
+            assert event == type(event).model_construct(**fields)
+            assert event_from_dict(fields) == event
+            assert event.model_fields_set == set(fields) or event.type not in ("node-enter", "node-exit", "route")
+            with pytest.raises(pydantic.ValidationError):
+                event.step = 99
+        assert {e.type for e in seen} >= {"node-enter", "node-exit", "route"}
 
     def test_event_order_for_a_three_node_run(self):
         seen = []

@@ -643,3 +643,37 @@ def test_spans_exported_over_otlp_reach_phoenix_and_read_back_nested(phoenix):
     ask = by_name["node ask"][0]
     assert ask["parent_span_id"] == by_name["invoke_workflow trip"][0]["span_id"]
     assert [event["name"] for event in ask["events"]] == ["nbgraph.pause"]
+
+
+def test_a_sampled_out_run_builds_no_per_step_events_for_its_tracer(monkeypatch):
+    """Its nodes' spans would not be recorded: the tracer stops hearing node-enter,
+    node-exit and route once the run's span is sampled out, and still ends the run's span."""
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    import nbgraph.engine.listeners as engine_events
+
+    built: list[str] = []
+    for name in ("node_enter", "node_exit", "route_event"):
+        real = getattr(engine_events, name)
+        monkeypatch.setattr(
+            engine_events, name, lambda *a, _real=real, _name=name, **k: built.append(_name) or _real(*a, **k)
+        )
+    for sampler, recorded in ((ALWAYS_OFF, False), (None, True)):
+        built.clear()
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider(sampler=sampler)
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        nbgraph.otel.instrument(provider)
+        try:
+            g = Graph("pair")
+            g.add_node("a", lambda s: {"n": 1})
+            g.add_node("b", lambda s: None)
+            g.add_edge(START, "a")
+            g.add_edge("a", "b")
+            g.add_edge("b", END)
+            assert g.invoke({}).outcome == "done"
+        finally:
+            nbgraph.otel.uninstrument()
+            provider.shutdown()
+        assert bool(built) is recorded, built
+        assert bool(exporter.get_finished_spans()) is recorded

@@ -104,8 +104,19 @@ def run_start(thread: str, step: int, graph: str, resumed: bool) -> Any:
 def node_enter(
     thread: str, step: int, node: str, visit: int, path: str, branch: str | None, rerun: bool = False
 ) -> Any:
-    return _events().NodeEnter.model_construct(
-        thread=thread, step=step, node=node, visit=visit, path=path, branch=branch, rerun=rerun
+    events = _events()
+    return events.checked(
+        events.NodeEnter,
+        {
+            "thread": thread,
+            "step": step,
+            "path": path,
+            "branch": branch,
+            "type": "node-enter",
+            "node": node,
+            "visit": visit,
+            "rerun": rerun,
+        },
     )
 
 
@@ -151,29 +162,39 @@ def done(thread: str, step: int, outcome: str, reason: str | None, hit_max_steps
 
 
 def node_exit(thread: str, record: Step) -> Any:
-    return _events().NodeExit.model_construct(
-        thread=thread,
-        step=record.step,
-        path=record.path,
-        branch=record.branch,
-        node=record.node,
-        duration=record.duration,
-        update=to_jsonable(record.update, strict=False),
-        tokens=record.tokens,
-        cost=record.cost,
+    events = _events()
+    return events.checked(
+        events.NodeExit,
+        {
+            "thread": thread,
+            "step": record.step,
+            "path": record.path,
+            "branch": record.branch,
+            "type": "node-exit",
+            "node": record.node,
+            "duration": record.duration,
+            "update": to_jsonable(record.update, strict=False),
+            "tokens": record.tokens,
+            "cost": record.cost,
+        },
     )
 
 
 def route_event(thread: str, step: int, edge: FiredEdge, path: str = "", branch: str | None = None) -> Any:
-    return _events().Route.model_construct(
-        thread=thread,
-        step=step,
-        path=path,
-        branch=branch,
-        source=edge.source,
-        target=edge.target,
-        label=edge.label,
-        unconditional=edge.unconditional,
+    events = _events()
+    return events.checked(
+        events.Route,
+        {
+            "thread": thread,
+            "step": step,
+            "path": path,
+            "branch": branch,
+            "type": "route",
+            "source": edge.source,
+            "target": edge.target,
+            "label": edge.label,
+            "unconditional": edge.unconditional,
+        },
     )
 
 
