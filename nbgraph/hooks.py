@@ -2,7 +2,8 @@
 
 Nothing below the notebook layer names IPython or a widget. The notebook layer
 registers itself here when it is imported (``%load_ext nbgraph`` does so, and so
-does the first graph or run displayed inside a Jupyter kernel); anywhere else
+does the first graph or run displayed inside a Jupyter kernel, which loads the
+views installed under the ``nbgraph.views`` entry point); anywhere else
 (scripts, CI, plain Python) a graph shows as text and a started run shows nothing.
 """
 
@@ -12,7 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["graph_mimebundle", "in_kernel", "register", "run_started"]
+__all__ = ["VIEWS", "graph_mimebundle", "in_kernel", "notebook_layer", "register", "run_started"]
 
 _show_run: list[Callable[[Any], Any]] = []
 _widget_bundle: list[Callable[[Any], dict[str, Any]]] = []
@@ -33,27 +34,35 @@ def in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def _notebook_layer() -> bool:
-    """Load the notebook layer inside a kernel; False where widgets cannot show."""
+VIEWS = "nbgraph.views"
+"""The entry-point group of the layers that show runs: loading one registers its hooks here.
+nbgraph's own notebook layer is one (``pyproject.toml``); this layer never names it."""
+
+
+def notebook_layer() -> bool:
+    """Load the views installed (once) inside a kernel; False where widgets cannot show."""
     if not in_kernel():
         return False
     if not _show_run:
-        try:
-            from . import _display  # noqa: F401  (registers the hooks)
-        except ImportError:
-            return False
+        from importlib.metadata import entry_points
+
+        for view in entry_points(group=VIEWS):
+            try:
+                view.load()
+            except ImportError:  # (a view whose widget libraries are missing shows nothing)
+                continue
     return bool(_show_run)
 
 
 def run_started(run: Any) -> None:
     """A run was started with ``g.start()``: show a live view of it, where one can show."""
-    if _notebook_layer():
+    if notebook_layer():
         _show_run[0](run)
 
 
 def graph_mimebundle(graph: Any, mermaid: str) -> dict[str, Any]:
     """What a displayed graph shows: the widget where it renders, mermaid text always."""
     bundle: dict[str, Any] = {"text/plain": repr(graph), "text/markdown": f"```mermaid\n{mermaid}```\n"}
-    if _notebook_layer():
+    if notebook_layer():
         bundle.update(_widget_bundle[0](graph))
     return bundle

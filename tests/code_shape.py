@@ -52,12 +52,15 @@ def walker_functions() -> list[str]:
     found = []
     for path in engine_files():
         for node in _tree(path).body:
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            params = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
-            if any(p.arg in _RUN_NAMES or _annotation(p) == "Walker" for p in params):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and takes_walker(node):
                 found.append(f"{path.stem}.{node.name}")
     return found
+
+
+def takes_walker(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a parameter of ``function`` is named ``walker`` or annotated ``Walker``."""
+    params = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+    return any(p.arg in _RUN_NAMES or _annotation(p) == "Walker" for p in params)
 
 
 def _annotation(param: ast.arg) -> str | None:

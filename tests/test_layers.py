@@ -84,9 +84,8 @@ LAYERS: list[tuple[str, set[str]]] = [
 ]
 
 LAZY_UPWARD = {
-    # Showing a graph or a started run inside a kernel loads the notebook layer, which
-    # registers its display hooks; `%load_ext nbgraph` loads the magics.
-    ("nbgraph.hooks", "nbgraph._display"),
+    # `%load_ext nbgraph` loads the magics. (Showing a graph or a started run inside a
+    # kernel loads the notebook layer by its entry point, without naming it.)
     ("nbgraph", "nbgraph.magics"),
 }
 
@@ -220,8 +219,16 @@ def test_no_import_cycles():
 
 
 def test_the_checker_sees_imports_inside_functions():
-    # hooks.py loads the notebook layer from inside a function: the checker must see it.
-    assert ("nbgraph._display", True) in {(name, line > 0) for name, line, _ in _imports("nbgraph.hooks")}
+    # The package loads its magics from inside a function (`%load_ext nbgraph`): the checker must see it.
+    assert ("nbgraph.magics", True) in {(name, line > 0) for name, line, _ in _imports("nbgraph")}
+
+
+def test_the_engine_never_names_the_notebook_layer():
+    # It is found by its entry point: nothing below it imports it, even lazily.
+    notebook = LAYERS[[name for name, _ in LAYERS].index("the notebook layer")][1]
+    below = [m for m in MODULES if _layer(m) < _layer("nbgraph._display")]
+    named = [(m, imported) for m in below for imported, _, _ in _imports(m) if imported in notebook]
+    assert named == [("nbgraph", "nbgraph.magics")]
 
 
 def _engine_private_attributes() -> set[str]:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine import Budget
 from ..engine.runner import run_blocking
-from ..hooks import _notebook_layer, in_kernel
+from ..hooks import in_kernel, notebook_layer
 from ..names import new_id
 from ._executor import Executor, Finished, Job, executor_named
 from ._progress import BatchProgress, terminal_bar
@@ -280,7 +280,7 @@ class Batch:
             raise TypeError(f"progress must be None, False or a callable(progress, event), got {type(show).__name__}")
         if in_kernel():
             if not _views:
-                _notebook_layer()  # (loads the notebook layer, which registers the view)
+                notebook_layer()  # (loads the notebook layer, which registers the view)
             if _views:
                 _views[0](self)
             return None

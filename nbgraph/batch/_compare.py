@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..engine.runner import run_blocking
-from ..hooks import _notebook_layer, in_kernel
+from ..hooks import in_kernel, notebook_layer
 from . import _batch
 from ._batch import Batch
 from ._table import BatchRow, Difference, rows_of, to_table
@@ -79,7 +79,7 @@ async def acompare(a: Any, b: Any, inputs: Iterable[Any] | Mapping[Any, Any] | N
         )
     if options.get("progress") is None and in_kernel():
         if not _batch._compare_views:
-            _notebook_layer()
+            notebook_layer()
         if _batch._compare_views:
             _batch._compare_views[0](differences, a, b)
     return to_table(differences, Difference._fields, pandas={"auto": None, "rows": False, "pandas": True}[table])

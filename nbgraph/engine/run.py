@@ -321,8 +321,7 @@ class Run:
         """
         if self.done:
             raise ValueError(f"run {self.thread!r} has ended: there is nothing to swap {name!r} into")
-        walker = self._walker
-        self.plan = walker.plan = walker.root.plan = walker.plan.with_function(name, fn)
+        self.plan = self._walker.swap(name, fn)
         self.replaced = (*dict.fromkeys((*self.replaced, name)),)
 
     def steer(self, text: str) -> None:

@@ -33,7 +33,7 @@ from .context import Context, RunDoor
 from .ending import Ending
 from .folds import fold
 from .limits import Aborted, Meter
-from .listeners import route_event, step_end_events
+from .listeners import Listeners, route_event, step_end_events
 from .people import Asking, PauseRequested, budget_pause, raised
 from .slots import Called, ChildFailed, Ended, Failed, Halted, Outcome, Parked, Slot
 from .stops import Stopped, cancelled, failure, hit_max_steps, timed_out
@@ -193,7 +193,7 @@ def close(
                 level.undo(slots, base, before)
                 return failure(listeners, slot.frame, error, slot.step)
             case Parked():
-                return _park(walker, level, slots, outcomes, base, before)
+                return _park(walker.asking, level, slots, outcomes, base, before)
             case Halted(called=called, reason=reason):
                 halt, outcomes = reason, [called]
             case Ended(ending=ending, records=records, timed_out=late):
@@ -217,14 +217,14 @@ def close(
             level.undo(slots, base, before)
             return failure(listeners, None, _BranchFailed(slot, first.error), slot.step)
         if any(type(outcome) is Parked for outcome in outcomes):
-            return _park(walker, level, slots, outcomes, base, before)
+            return _park(walker.asking, level, slots, outcomes, base, before)
     try:
         if len(slots) == 1:
             values, records, next_frames = _settled_one(walker.door, level, slots[0], outcomes[0], before)
         else:
             values, records, next_frames = _settled_many(walker.door, level, slots, outcomes, before)
     except NbgraphError as exc:
-        return _rolled_back(walker, level, slots, outcomes, base, before, exc, None)
+        return _rolled_back(listeners, level, slots, outcomes, base, before, exc, None)
     level.values = values
     level.steps = base + len(slots)
     level.records.extend(records)
@@ -233,12 +233,12 @@ def close(
             walker.save_step(level, records, next_frames)
         except NbgraphError as exc:
             del level.records[-len(records) :]
-            return _rolled_back(walker, level, slots, outcomes, base, before, exc, records)
+            return _rolled_back(listeners, level, slots, outcomes, base, before, exc, records)
     meter = walker.meter
     for record in records:
         meter.step_seconds += record.duration
     if listeners.steps:
-        _announce(walker, slots, records)
+        _announce(listeners, slots, records)
     if halt is not None:
         level.frames = next_frames  # the step is routed and saved: a resume goes on from here
         if level.path:
@@ -248,19 +248,19 @@ def close(
 
 
 def _park(
-    walker: Walker, level: Level, slots: list[Slot], outcomes: Sequence[Outcome], base: int, before: dict[str, Any]
+    asking: Asking, level: Level, slots: list[Slot], outcomes: Sequence[Outcome], base: int, before: dict[str, Any]
 ) -> Ending:
     """Slots wait for people and the run cannot wait here: the slots that finished are kept for
     a resume (``settled``), the step is undone, and the run ends ``interrupted`` at every pause."""
     unstorable = level.keep(slots, outcomes)
     level.undo(slots, base, before)
     if unstorable is not None:  # (the pauses cannot wait in a checkpoint beside it)
-        return failure(walker.listeners, None, unstorable, base + 1)
-    return walker.asking.interrupted(*(pause for o in outcomes if type(o) is Parked for pause in o.pauses))
+        return failure(asking.listeners, None, unstorable, base + 1)
+    return asking.interrupted(*(pause for o in outcomes if type(o) is Parked for pause in o.pauses))
 
 
 def _rolled_back(
-    walker: Walker,
+    listeners: Listeners,
     level: Level,
     slots: list[Slot],
     outcomes: Sequence[Outcome],
@@ -273,13 +273,13 @@ def _rolled_back(
     its frames run again on resume); a step of one slot's record says why it failed."""
     level.undo(slots, base, before)
     if len(slots) > 1:
-        return failure(walker.listeners, None, exc, base + len(slots))
+        return failure(listeners, None, exc, base + len(slots))
     called = outcomes[0]
     assert type(called) is Called
     failed = (records or called.records)[-1]._replace(update=None, edge=None, error=error_text(exc))
     level.records.extend((*called.records[:-1], failed))
     slot = slots[0]
-    return failure(walker.listeners, slot.frame, exc, slot.step)
+    return failure(listeners, slot.frame, exc, slot.step)
 
 
 def _settled_one(
@@ -418,10 +418,9 @@ def _arrivals(plan: Plan, frame: Frame) -> list[tuple[Frame, Hop]]:
     ]
 
 
-def _announce(walker: Walker, slots: Sequence[Slot], records: list[Step]) -> None:
+def _announce(listeners: Listeners, slots: Sequence[Slot], records: list[Step]) -> None:
     """The step's events, once it is saved: its nodes' exits and the routes they took (a
     sub-graph's own steps, and pauses, were announced as they happened)."""
-    listeners = walker.listeners
     thread = listeners.thread
     own = {slot.frame.path for slot in slots}
     for record in records:

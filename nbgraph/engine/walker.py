@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..checkpoint.base import Checkpoint, Status
@@ -225,6 +225,15 @@ class Walker:
         return node.route(self.plan.schema.view(self.values), ctx)
 
     # -- the loop ---------------------------------------------------------------------
+
+    def swap(self, name: str, fn: Callable[..., Any]) -> Plan:
+        """Call ``fn`` as node ``name`` from its next call on (``Run.replace_node``): the plan now.
+
+        Raises:
+            ValueError: the plan has no such node, or it runs a sub-graph.
+        """
+        self.plan = self.root.plan = self.plan.with_function(name, fn)
+        return self.plan
 
     async def walk(self, level: Level) -> Ending | None:
         """Run ``level``'s frames until none is left (None) or the run has to stop (why)."""
