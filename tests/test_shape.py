@@ -43,3 +43,13 @@ def test_the_counters_see_what_they_count(tmp_path):
     assert code_shape.state_writes(source) == [2, 3, 8]
     tree = ast.parse(source.read_text())
     assert [f.name for f in tree.body if isinstance(f, ast.FunctionDef) and code_shape.takes_walker(f)] == ["helper"]
+
+
+def test_the_maps_name_every_room_of_the_engine():
+    """ARCHITECTURE.md and the engine's docstring list its modules: a new one is named in both."""
+    import nbgraph.engine
+
+    architecture = (code_shape.ENGINE.parent.parent / "ARCHITECTURE.md").read_text()
+    rooms = [path.stem for path in code_shape.engine_files() if path.stem != "__init__"]
+    assert [room for room in rooms if f"``{room}``" not in (nbgraph.engine.__doc__ or "")] == []
+    assert [room for room in rooms if f"`{room}`" not in architecture] == []

@@ -2,24 +2,26 @@
 
 Its rooms, one concern each:
 
-- ``walker``: the step loop over frames;
-- ``step``: one step's lifecycle, one frame or several;
+- ``walker``: the step loop over frames, and the run's state;
+- ``step``: one step as prepare -> run -> close, one frame or several;
+- ``slots``: a slot and the closed union of how it settles (``Outcome``), settled entries;
 - ``branches``: running a step's slots, several at once as branches;
-- ``slots``: a step's bookkeeping (numbering, settled entries, undoing one);
-- ``resumption``: what a resume brings to the run it continues;
+- ``calls``: calling a node (or walking its sub-graph);
 - ``levels``: the run's graph and each sub-graph it is inside;
-- ``calls``: calling a node (or walking its sub-graph), folding its update in;
+- ``folds``: folding updates and records into a state (pure);
 - ``outputs``: what a node's return value means;
-- ``stops``: the ways a run stops short (a pause, max_steps, a failure, a deadline, a cancel);
-- ``context``: what a node gets besides the state;
-- ``people``: pauses and approvals;
+- ``stops``: the ways a run stops short (max_steps, a failure, a deadline, a cancel);
+- ``context``: what a node gets besides the state (``RunDoor``);
+- ``people``: pauses, approvals and verdicts (``Asking``);
 - ``breaks``: breakpoints and step mode;
-- ``limits``: budgets and usage;
+- ``limits``: budgets and usage (``Meter``);
 - ``listeners``: events and who hears them;
-- ``persistence``: checkpoints, restore, fork, the thread lock;
+- ``persistence``: checkpoints, the snapshot a resume reads, fork, the thread lock;
+- ``resumption``: what a resume brings to the run it continues;
 - ``runner``: running from synchronous code;
 - ``starts``: where a run starts (an input, ``Resume``, ``Fork``);
-- ``run``: the public ``Run`` handle;
+- ``run``: the public ``Run`` handle, and ``RunView`` for the view;
+- ``ending``: how a run ended, as a value (``Ending``);
 - ``result``: how a run ended, ``RunResult``.
 
 One async implementation serves every entry point: :func:`execute` awaits a run to its
