@@ -20,7 +20,7 @@ own stop means (the run ends so, or the branch fails) and in how a failure is na
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, assert_never
 
 from ..errors import InvalidUpdate, NbgraphError
@@ -39,10 +39,11 @@ from .slots import Called, ChildFailed, Ended, Failed, Halted, Outcome, Parked, 
 from .stops import Stopped, cancelled, failure, hit_max_steps, timed_out
 
 if TYPE_CHECKING:
+    from ..pauses import Pause
     from .levels import Level
     from .walker import Walker
 
-__all__ = ["FAST_PATH", "Ran", "close", "prepare", "route_forked", "run", "take_step"]
+__all__ = ["FAST_PATH", "Ran", "close", "prepare", "route_forked", "run", "run_awaiting", "take_step"]
 
 FAST_PATH = True
 """Whether a lone synchronous node is called without a coroutine (``bench/engine.py`` turns it
@@ -59,9 +60,11 @@ async def take_step(walker: Walker, level: Level, frames: tuple[Frame, ...]) -> 
         prepared = await raise_budget(walker.meter, walker.asking, level, frames)
         if isinstance(prepared, Ending):
             return prepared
-    ran = await run(walker.slots, level, prepared, base, before)
-    if isinstance(ran, Ending):
-        return ran
+    ran = run(walker.slots, level, prepared, base, before)
+    if not isinstance(ran, Ran):
+        ran = ran if isinstance(ran, Ending) else await ran
+        if isinstance(ran, Ending):
+            return ran
     return close(walker, level, prepared, ran, base, before)
 
 
@@ -130,13 +133,40 @@ class Ran(NamedTuple):
     """The slots that failed of themselves, in the order they failed (not those a failed sibling cancelled)."""
 
 
-async def run(slots: Slots, level: Level, prepared: list[Slot], base: int, before: dict[str, Any]) -> Ran | Ending:
+def run(
+    slots: Slots, level: Level, prepared: list[Slot], base: int, before: dict[str, Any]
+) -> Ran | Ending | Coroutine[Any, Any, Ran | Ending]:
     """Run the step's slots: how each settled; or how the run stops in the middle (a person's
     stop, a spent budget, a cancel), the slots that finished kept for a resume.
+
+    A lone synchronous node (no sub-graph, approval, breakpoint or kept slot) is called here
+    and now, without a coroutine; every other step gives the coroutine that runs it
+    (:func:`run_awaiting`), for the caller to await.
 
     Raises:
         Stopped: a person stopped the run inside this sub-graph: up to the run's own level.
     """
+    if len(prepared) != 1 or level.settled or slots.breaks.armed or not FAST_PATH:
+        return run_awaiting(slots, level, prepared, base, before)
+    slot = prepared[0]
+    node = level.plan.nodes[slot.frame.node]
+    if node.is_async or node.subplan is not None or node.approval:
+        return run_awaiting(slots, level, prepared, base, before)
+    try:
+        outcome = slots.caller.call_now(level, slot)
+    except PauseRequested as paused:  # (ctx.ask in a synchronous node: it is called again, and waits)
+        return run_awaiting(slots, level, prepared, base, before, asked=paused.pause)
+    except (Aborted, KeyboardInterrupt) as stop:
+        return _stopped_inside(level, prepared, [None], base, before, stop)
+    return Ran((outcome,), [0] if type(outcome) is Failed else [])
+
+
+async def run_awaiting(
+    slots: Slots, level: Level, prepared: list[Slot], base: int, before: dict[str, Any], asked: Pause | None = None
+) -> Ran | Ending:
+    """:func:`run` for the steps that await: a node that is async, runs a sub-graph, is asked
+    about before or after it runs, or one of several branches; ``asked`` is the question a
+    synchronous node asked when called at once."""
     count = len(prepared)
     kept = level.take_settled() if level.settled else {}
     outcomes: list[Outcome | None] = [None] * count
@@ -147,29 +177,39 @@ async def run(slots: Slots, level: Level, prepared: list[Slot], base: int, befor
             node = level.plan.nodes[slot.frame.node]
             if kept or slots.breaks.armed or node.subplan is not None or node.approval:
                 outcome = await slots.run(level, slot, kept.get(slot.step))
-            elif node.is_async or not FAST_PATH:
-                outcome = await slots.call(level, slot)
             else:
-                try:
-                    outcome = slots.caller.call_now(level, slot)
-                except PauseRequested as paused:  # (ctx.ask in a synchronous node)
-                    outcome = await slots.call(level, slot, asked=paused.pause)
+                outcome = await slots.call(level, slot, asked=asked)
             return Ran((outcome,), [0] if type(outcome) is Failed else raised)
         await slots.run_together(level, prepared, kept, outcomes, raised)
-    except Aborted as aborted:
-        level.keep(prepared, outcomes)  # what finished before the stop is not run again on resume
-        level.undo(prepared, base, before)
-        if type(aborted) is Stopped and level.path:
-            raise  # a person stopped the run: up to its own level
-        return Ending("aborted", aborted.reason)
-    except (asyncio.CancelledError, KeyboardInterrupt) as stop:
-        level.keep(prepared, outcomes)
-        level.undo(prepared, base, before)
-        first = prepared[0]
-        during = f"node {first.frame.path!r}" if count == 1 else f"{count} branches"
-        return cancelled(stop, f"{during} at step {base + 1}")
+    except (Aborted, asyncio.CancelledError, KeyboardInterrupt) as stop:
+        return _stopped_inside(level, prepared, outcomes, base, before, stop)
     # (A branch that never started, its step failing fast before its turn, is one a sibling cancelled.)
     return Ran([Failed((), asyncio.CancelledError()) if outcome is None else outcome for outcome in outcomes], raised)
+
+
+def _stopped_inside(
+    level: Level,
+    prepared: list[Slot],
+    outcomes: list[Outcome | None],
+    base: int,
+    before: dict[str, Any],
+    stop: BaseException,
+) -> Ending:
+    """The run stopped in the middle of the step (a person's stop, a spent budget, a cancel):
+    what finished is kept for a resume, the step is undone.
+
+    Raises:
+        Stopped: a person stopped the run inside this sub-graph: up to the run's own level.
+    """
+    level.keep(prepared, outcomes)  # what finished before the stop is not run again on resume
+    level.undo(prepared, base, before)
+    if isinstance(stop, Aborted):
+        if type(stop) is Stopped and level.path:
+            raise stop  # a person stopped the run: up to its own level
+        return Ending("aborted", stop.reason)
+    first = prepared[0]
+    during = f"node {first.frame.path!r}" if len(prepared) == 1 else f"{len(prepared)} branches"
+    return cancelled(stop, f"{during} at step {base + 1}")
 
 
 # -- 3. close ------------------------------------------------------------------------
