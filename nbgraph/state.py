@@ -15,12 +15,14 @@ import inspect
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import CoroutineType, UnionType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pydantic
 import pydantic_core
 import typing_extensions
-from pydantic.fields import FieldInfo
+
+if TYPE_CHECKING:
+    from pydantic.fields import FieldInfo
 
 from .errors import GraphValidationError, InvalidUpdate, did_you_mean
 from .reducers import AppendLog, Reducer, append, overwrite
@@ -225,6 +227,8 @@ class Schema:
         the input or a node set it."""
         self.model = None
         self.name = state.__name__
+        from pydantic.fields import FieldInfo  # (at compile: `import nbgraph` need not load pydantic's fields)
+
         hints = typing_extensions.get_type_hints(state, include_extras=True)
         self._infos = {name: FieldInfo.from_annotation(_required(hint)) for name, hint in hints.items()}
         self.fields = frozenset(self._infos)

@@ -108,11 +108,12 @@ def test_all_is_sorted():
     assert names == sorted(names), "__all__ is not sorted: " + ", ".join(inversions)
 
 
-def test_import_loads_neither_the_llm_layer_nor_the_durable_stores():
+def test_import_loads_neither_the_llm_layer_nor_the_durable_stores_nor_pydantics_models():
+    # (pydantic's model machinery is most of an import's time: the first graph compiled loads it.)
     code = (
         "import sys, nbgraph\n"
         "loaded = [m for m in ('nbgraph.llm', 'nbgraph.checkpoint.sqlite', 'nbgraph.checkpoint.redis', "
-        "'nbgraph.checkpoint.postgres', 'sqlite3', 'psycopg') if m in sys.modules]\n"
+        "'nbgraph.checkpoint.postgres', 'sqlite3', 'psycopg', 'pydantic.main', 'pydantic.fields') if m in sys.modules]\n"
         "print(','.join(loaded))\n"
         "nbgraph.ScriptedModel, nbgraph.SQLiteCheckpointer\n"
         "print('nbgraph.llm' in sys.modules, 'nbgraph.checkpoint.sqlite' in sys.modules)\n"
