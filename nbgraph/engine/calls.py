@@ -13,13 +13,13 @@ import asyncio
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
 from ..plan import Hop, NodePlan, Plan
 from .context import Context, RunDoor
 from .ending import Ending
-from .limits import Deadline, branch_waits, node_deadline
+from .limits import Deadline, Waits, branch_waits, node_deadline
 from .listeners import node_enter
 from .outputs import read_output
 from .slots import Called, Ended, Failed, Slot
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Activity", "Caller", "error_text", "make_step"]
 
-_new_tuple = tuple.__new__
+_new_tuple: Callable[..., Any] = tuple.__new__  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
 
 WalkSubgraph = Callable[
     ["Level", Frame, NodePlan, int], Awaitable["Ending | tuple[Mapping[str, Any] | None, tuple[Step, ...]]"]
@@ -89,9 +89,11 @@ class Caller:
         self.give_up = give_up
         """Close the sub-graph levels a branch given up leaves open: their records."""
 
-    def context(self, level: Level, slot: Slot) -> Context:
+    def context(self, level: Level, slot: Slot, held: tuple[Any, ...] = ()) -> Context:
         frame = slot.frame
-        return Context(self.door, level.plan, frame.node, slot.step, slot.visit, frame.path, frame.branch, level.scope)
+        return Context(
+            self.door, level.plan, frame.node, slot.step, slot.visit, frame.path, frame.branch, level.scope, held
+        )
 
     def _enter(self, slot: Slot) -> None:
         frame = slot.frame
@@ -120,7 +122,12 @@ class Caller:
         try:
             given = plan.schema.view(level.values) if frame.payload is NO_PAYLOAD else frame.payload
             out = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
-            update, hop = (out, None) if out is None or type(out) is dict else read_output(out, node, plan)
+            update: Mapping[str, Any] | None
+            hop: Hop | None
+            if out is None or type(out) is dict:
+                update, hop = cast("Mapping[str, Any] | None", out), None
+            else:
+                update, hop = read_output(out, node, plan)
         except Exception as exc:
             record = make_step(slot, started, time.perf_counter() - t0, None, None, ctx, exc)
             return Failed((record,), exc)
@@ -150,14 +157,12 @@ class Caller:
         node = plan.nodes[frame.node]
         ctx = None
         if node.wants_ctx or held:
-            ctx = self.context(level, slot)
-            if held:
-                ctx._events = list(held)
+            ctx = self.context(level, slot, held or ())
         if self.listeners.steps:
             self._enter(slot)
         calls = self.activity.calls
         calls.append(frame)
-        waits = [0.0, branch_waits.get()]
+        waits = Waits(branch_waits.get())
         token = branch_waits.set(waits)
         started = time.time()
         t0 = time.perf_counter()
@@ -183,12 +188,12 @@ class Caller:
             ending = Ending(deadline.outcome, f"{deadline.reason} at step {slot.step}")
             return Ended(ending, self._given_up(level, slot, ending, started, t0), timed_out=True)
         except Exception as exc:
-            record = make_step(slot, started, time.perf_counter() - t0 - waits[0], None, None, ctx, exc)
+            record = make_step(slot, started, time.perf_counter() - t0 - waits.seconds, None, None, ctx, exc)
             return Failed((*inner, record), exc)
         finally:
             calls.remove(frame)
             branch_waits.reset(token)
-        duration = time.perf_counter() - t0 - waits[0]
+        duration = time.perf_counter() - t0 - waits.seconds
         record = make_step(slot, started, duration, update, hop.edge if hop else None, ctx)
         return Called((*inner, record), update, hop, ctx)
 
@@ -226,7 +231,7 @@ def _call_sync(
     if out is None:
         return None, None
     if type(out) is dict:
-        return out, None
+        return cast("Mapping[str, Any]", out), None
     return read_output(out, node, plan)
 
 
@@ -259,7 +264,7 @@ def make_step(
 ) -> Step:
     """The record of ``slot``'s step (its edge, when routing has not happened yet, None)."""
     frame = slot.frame
-    if ctx is None or not (ctx.tokens or ctx.cost or ctx.turns or ctx._events):
+    if ctx is None or not (ctx.tokens or ctx.cost or ctx.turns or ctx.emitted):
         record = Step(slot.step, frame.node, slot.visit, started, duration, update, edge, frame.path, frame.branch)
     else:
         record = Step(
@@ -275,7 +280,7 @@ def make_step(
             tokens=ctx.tokens,
             cost=ctx.cost,
             turns=ctx.turns,
-            events=tuple(ctx._events or ()),
+            events=ctx.emitted,
         )
     return record if error is None else record._replace(error=error_text(error))
 

@@ -73,6 +73,7 @@ class Context:
         path: str | None = None,
         branch: str | None = None,
         scope: str = "",
+        held: tuple[Any, ...] = (),
     ) -> None:
         self._door = door
         self._plan = plan
@@ -90,8 +91,14 @@ class Context:
         self.tokens = 0
         self.cost = 0.0
         self.turns = 0
-        self._events: list[Any] | None = None
+        self._events: list[Any] | None = list(held) if held else None
+        """What the node emitted, after the events of a breakpoint's pause before it (``held``)."""
         self._asked = 0
+
+    @property
+    def emitted(self) -> tuple[Any, ...]:
+        """The events this step reported so far, in order (its record keeps them)."""
+        return tuple(self._events) if self._events else ()
 
     @property
     def thread(self) -> str | None:

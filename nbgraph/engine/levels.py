@@ -11,7 +11,7 @@ running it again from its start.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import InvalidUpdate
@@ -21,7 +21,7 @@ from .slots import Called, Failed, Outcome, Parked, Slot, settled_entry
 
 __all__ = ["Level", "enter", "level_key"]
 
-_new_tuple = tuple.__new__
+_new_tuple: Callable[..., Any] = tuple.__new__  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
 
 
 class Level:
@@ -87,7 +87,7 @@ class Level:
         if not path and branch is None:
             return frames
         placed = self.placed
-        out = []
+        out: list[Frame] = []
         for f in frames:
             if f.payload is NO_PAYLOAD and f.branch is None:
                 key = (path, f.node, branch)
@@ -139,7 +139,7 @@ class Level:
         prefix = f"{own}/" if own is not None else ""
         many = Counter(frame.node for frame in frames if frame.branch == own)
         index: Counter[str] = Counter()
-        slots = []
+        slots: list[Slot] = []
         for i, frame in enumerate(frames):
             if frame.branch == own:
                 node = frame.node
@@ -210,7 +210,8 @@ class Level:
         self.last_node, self.same = data.get("streak") or (None, 0)
         self.steps = int(data.get("steps") or 0)
         self.records = [Step.from_json(r) for r in data.get("records") or ()]
-        self.arrived = {target: set(sources) for target, sources in (data.get("arrived") or {}).items()}
+        arrived: Mapping[str, list[str]] = data.get("arrived") or {}
+        self.arrived = {target: set(sources) for target, sources in arrived.items()}
         self.settled = list(data.get("settled") or ())
         if "values" in data:
             self.values = self.plan.schema.decode(data["values"])

@@ -7,7 +7,7 @@ import time
 from contextvars import ContextVar
 from typing import Any, Literal, NamedTuple
 
-__all__ = ["Aborted", "Budget", "Deadline", "Meter", "branch_waits", "node_deadline"]
+__all__ = ["Aborted", "Budget", "Deadline", "Meter", "Waits", "branch_waits", "node_deadline"]
 
 _ASKED = ("turns", "tokens", "cost")
 
@@ -157,7 +157,7 @@ class Meter:
                 if spent > peak[i]:
                     peak[i] = spent
             self._mark = used
-        over = []
+        over: list[str] = []
         for i, key in enumerate(_ASKED):
             limit = getattr(budget, key)
             if limit is not None and (used[i] >= limit or used[i] + peak[i] * count > limit):
@@ -221,7 +221,7 @@ class Deadline:
         self.outcome: Literal["failed", "aborted"] = outcome
         """``failed`` for a node's own timeout, ``aborted`` for the run's time budget."""
         self.fired = False
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[Any] | None = None
         self._handle: asyncio.TimerHandle | None = None
         self._armed_at = 0.0
 
@@ -260,7 +260,25 @@ node_deadline: ContextVar[Deadline | None] = ContextVar("nbgraph_node_deadline",
 """The time limit of the async node running in this task, if it has one. Branches run
 as tasks of their own, each with a copy of the context, so each sees its own node's."""
 
-branch_waits: ContextVar[list | None] = ContextVar("nbgraph_branch_waits", default=None)
-"""Seconds the branch running in this task spent waiting for people, as
-``[seconds, the enclosing branch's list or None]``: a branch's step time leaves out
-its own waits, not those of the branches beside it."""
+
+class Waits:
+    """Seconds a node's call spent waiting for people, and the waits of the call it runs
+    inside (a sub-graph node's): a call's duration leaves out its own waits, not those of
+    the branches beside it."""
+
+    __slots__ = ("outer", "seconds")
+
+    def __init__(self, outer: Waits | None) -> None:
+        self.seconds = 0.0
+        self.outer = outer
+
+    def add(self, seconds: float) -> None:
+        """A person was waited for: in this call, and in every call it runs inside."""
+        waits: Waits | None = self
+        while waits is not None:
+            waits.seconds += seconds
+            waits = waits.outer
+
+
+branch_waits: ContextVar[Waits | None] = ContextVar("nbgraph_branch_waits", default=None)
+"""The waits of the node's call running in this task (branches run as tasks of their own)."""

@@ -7,9 +7,9 @@ coroutine the node did not await is closed as its step fails, so Python never wa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import CoroutineType
-from typing import Any
+from collections.abc import Mapping, Sequence
+from inspect import iscoroutine
+from typing import Any, cast
 
 from ..errors import InvalidUpdate, did_you_mean
 from ..history import FiredEdge, Frame
@@ -23,7 +23,7 @@ __all__ = ["read_output"]
 def read_output(out: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | None, Hop | None]:
     """A node's return value: its update, and where a command it returned leads."""
     if out is None or isinstance(out, Mapping):
-        return out, None
+        return cast("Mapping[str, Any] | None", out), None
     try:
         return _command(out, node, plan)
     except InvalidUpdate:
@@ -53,12 +53,15 @@ def _command(out: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | 
         return _update(out.update, name, "End"), plan.goto(name, END)
     if isinstance(out, Send):  # (a Send is a tuple itself: it is one item, not a list of them)
         return _sends((out,), node, plan)
-    if isinstance(out, (list, tuple)) and any(isinstance(item, Send) for item in out):
-        return _sends(out, node, plan)
-    if type(out) is CoroutineType:
-        raise unawaited(out, f"node {name!r} returned", node=name)
+    if isinstance(out, (list, tuple)):
+        items = cast("Sequence[Any]", out)
+        if any(isinstance(item, Send) for item in items):
+            return _sends(items, node, plan)
+    returned = cast(object, out)  # (anything else: refused below)
+    if iscoroutine(returned):
+        raise unawaited(returned, f"node {name!r} returned", node=name)
     raise InvalidUpdate(
-        f"node {name!r} returned {type(out).__name__} {out!r:.80}; a node must return a dict of "
+        f"node {name!r} returned {type(returned).__name__} {returned!r:.80}; a node must return a dict of "
         "state updates, None, Goto(node, update=...), End(update=...), or Send(node, payload) items",
         node=name,
     )
@@ -67,8 +70,8 @@ def _command(out: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | 
 def _update(update: Any, name: str, command: str) -> Mapping[str, Any] | None:
     """A ``Goto``'s or ``End``'s update, checked to be one."""
     if update is None or isinstance(update, Mapping):
-        return update
-    if type(update) is CoroutineType:
+        return cast("Mapping[str, Any] | None", update)
+    if iscoroutine(update):
         raise unawaited(update, f"node {name!r} gave {command}(update=...)", node=name)
     raise InvalidUpdate(
         f"node {name!r} gave {command}(update=...) {type(update).__name__} {update!r:.60}; an update is a dict",
@@ -79,20 +82,20 @@ def _update(update: Any, name: str, command: str) -> Mapping[str, Any] | None:
 def _close(out: Any) -> None:
     """Close the coroutines in a return value that failed its step (the value, a command's
     update, a ``Send``'s payload, an update dict among ``Send`` items)."""
-    if type(out) is CoroutineType:
+    if iscoroutine(out):
         out.close()
     elif isinstance(out, (Goto, End)):
         _close(out.update)
     elif isinstance(out, Send):
         _close(out.payload)
     elif isinstance(out, Mapping):
-        close_coroutines(out.values())
+        close_coroutines(cast("Mapping[str, Any]", out).values())
     elif isinstance(out, (list, tuple)):
-        for item in out:
+        for item in cast("Sequence[Any]", out):
             _close(item)
 
 
-def _sends(items: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | None, Hop]:
+def _sends(items: Sequence[Any], node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | None, Hop]:
     """``Send`` items (and at most one update dict): a branch per item, in the order returned."""
     name = node.name
     allowed = node.spec.destinations
@@ -104,7 +107,7 @@ def _sends(items: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | 
                 raise InvalidUpdate(
                     f"node {name!r} returned two updates with its Send items; return one dict", node=name
                 )
-            update = item
+            update = cast("Mapping[str, Any]", item)
             continue
         if not isinstance(item, Send):
             raise InvalidUpdate(
@@ -123,7 +126,7 @@ def _sends(items: Any, node: NodePlan, plan: Plan) -> tuple[Mapping[str, Any] | 
                 f"add {item.node!r} there",
                 node=name,
             )
-        if type(item.payload) is CoroutineType:
+        if iscoroutine(item.payload):
             raise unawaited(item.payload, f"node {name!r} sent {item.node!r}", node=name)
         try:
             to_jsonable(item.payload)

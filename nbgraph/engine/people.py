@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import NoPendingRequest, ResumeError
@@ -80,7 +80,7 @@ class Pauses:
         if self.answers:
             self.answers = {slot: value for slot, value in self.answers.items() if not slot.startswith(scope)}
 
-    def respond(self, pause_id: str, value: Any, check_update: Any) -> bool:
+    def respond(self, pause_id: str, value: Any, check_update: Callable[[Mapping[str, Any], str], object]) -> bool:
         """Settle the open pause ``pause_id`` with ``value``; False if it is not open.
 
         ``check_update(update, node)`` vets an approval's correction while the person
@@ -219,10 +219,7 @@ class Asking:
             meter.answered()
             waits = branch_waits.get()
             if waits is not None:
-                waited = time.perf_counter() - t0
-                while waits is not None:  # this branch's, and those of the branches it runs inside
-                    waits[0] += waited
-                    waits = waits[1]
+                waits.add(time.perf_counter() - t0)
             pauses.open.pop(pause.id, None)
             if deadline is not None:
                 deadline.go_on()

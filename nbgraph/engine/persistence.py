@@ -284,7 +284,9 @@ def open_thread(
         )
     from ..pauses import bind, read_answer
 
-    story = lambda pid: _answered(store, thread, last, pid)  # noqa: E731
+    def story(pid: str) -> str | None:
+        return _answered(store, thread, last, pid)
+
     if last.status in ("done", "denied"):
         raise ResumeError(
             f"thread {thread!r} already finished ({last.status}){_told(answer, pause_id, story)}; fork it to run again"
@@ -300,7 +302,7 @@ def open_thread(
         return snapshot(plan, store, last), ()
     given = bind(last.pauses, answer, pause_id, thread=thread, story=story)
     open_ = {pause.id: pause for pause in last.pauses}
-    answered = []
+    answered: list[tuple[Pause, Any]] = []
     for pid, value in given.items():
         pause = open_[pid]
         if value is None and pause.kind == "breakpoint":

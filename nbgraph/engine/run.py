@@ -1,6 +1,11 @@
 """The public run handle, :class:`Run`; how a run is launched, awaited and streamed; and
 :class:`RunView`, the engine's run as its live view sees it."""
 
+# pyright: reportPrivateUsage=false
+# (``launch``, ``execute``, ``remember`` and ``resumed_run`` drive a Run through its private
+# half: they are this module's own, kept off the class a user reads; tests/test_layers.py
+# refuses such reads from any other module.)
+
 from __future__ import annotations
 
 import asyncio
@@ -27,9 +32,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Run", "RunView", "execute", "launch", "live_runs", "observe_runs", "resumed_run", "stream"]
 
-_LIVE: weakref.WeakSet[Run] = weakref.WeakSet()
 _launches = itertools.count()
-"""Runs started as tasks: those not done are :func:`live_runs`."""
+_LIVE: weakref.WeakValueDictionary[int, Run] = weakref.WeakValueDictionary()
+"""Runs started as tasks, by launch order: those not done are :func:`live_runs`."""
 
 _OBSERVERS: list[Callable[[Run], Callable[[Any], Any] | None]] = []
 
@@ -52,7 +57,7 @@ def observe_runs(observer: Callable[[Run], Callable[[Any], Any] | None]) -> Call
 def live_runs() -> list[Run]:
     """The runs under way in this process as tasks of a loop (``g.start()``, a view's resume
     or fork), oldest first: a re-run ``%%node`` cell swaps its code into those of its graph."""
-    return sorted((run for run in _LIVE if not run.done), key=lambda run: run._started)
+    return [run for _, run in sorted(_LIVE.items()) if not run.done]
 
 
 class Run:
@@ -106,7 +111,6 @@ class Run:
                 listeners.subscribe(listener)
         self._task: asyncio.Task[RunResult] | None = None
         self._result: RunResult | None = None
-        self._started = next(_launches)
         self._viewed: RunView | None = None
         self.replaced: tuple[str, ...] = ()
         """Nodes whose function :meth:`replace_node` swapped in this run, in order."""
@@ -250,7 +254,7 @@ class Run:
     def viewed(self) -> RunView:
         """The run as its live view reads it and clicks in it (:class:`~nbgraph.viewed.ViewedRun`)."""
         if self._viewed is None:
-            self._viewed = RunView(self)
+            self._viewed = RunView(self, self._walker)
         return self._viewed
 
     # -- talking to it ----------------------------------------------------------------
@@ -296,8 +300,12 @@ class Run:
         for pid, answer in given.items():  # every answer checked before any is given
             check_storable(answer, kinds[pid])
             read_answer(kinds[pid], answer)
+
+        def check_update(update: Mapping[str, Any], node: str) -> object:
+            return walker.plan.schema.apply(walker.values, update, node)
+
         for pid, answer in given.items():
-            pauses.respond(pid, answer, lambda update, node: walker.plan.schema.apply(walker.values, update, node))
+            pauses.respond(pid, answer, check_update)
 
     def approve(self, update: Mapping[str, Any] | None = None) -> None:
         """Approve the open approval, optionally correcting the state with ``update``."""
@@ -326,7 +334,7 @@ class Run:
 
     def steer(self, text: str) -> None:
         """Queue a user message for the next LLM step to see."""
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str) or not text.strip():  # pyright: ignore[reportUnnecessaryIsInstance]  (users pass anything)
             raise ValueError("steer() needs a non-empty message")
         self._walker.door.steering.append(text)
 
@@ -467,7 +475,7 @@ def launch(run: Run) -> Run:
         ) from None
     run._hold_thread()
     run._task = loop.create_task(run._execute())
-    _LIVE.add(run)
+    _LIVE[next(_launches)] = run
     return run
 
 
@@ -511,10 +519,11 @@ class RunView:
     """The engine's run as its live view reads it and clicks in it: a
     :class:`~nbgraph.viewed.ViewedRun`, read at the view's pace, never once per step."""
 
-    __slots__ = ("_run",)
+    __slots__ = ("_run", "_walker")
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: Run, walker: Walker) -> None:
         self._run = run
+        self._walker = walker
 
     @property
     def run(self) -> Run:
@@ -539,20 +548,20 @@ class RunView:
     @property
     def live(self) -> bool:
         """Under way, and waits for answers where it pauses."""
-        return self._run._live
+        return not self._run.done and self._walker.asking.live
 
     @property
     def recorded(self) -> int:
         """How many step records the thread has, without reading the earlier ones."""
-        return self._run._walker.recorded
+        return self._walker.recorded
 
     @property
     def history(self) -> list[Step]:
-        return list(self._run._walker.full_history())
+        return list(self._walker.full_history())
 
     def history_since(self, count: int) -> list[Step]:
         """The step records after the first ``count`` (what a view polls for progress)."""
-        walker = self._run._walker
+        walker = self._walker
         earlier = walker.persistence.earlier
         if count >= earlier:
             return walker.history[count - earlier :]
@@ -561,7 +570,7 @@ class RunView:
     @property
     def running(self) -> tuple[str, ...]:
         """The paths of the nodes being called now (several while branches run together)."""
-        return tuple(frame.path for frame in self._run._walker.activity.calls)
+        return tuple(frame.path for frame in self._walker.activity.calls)
 
     @property
     def branches(self) -> list[BranchState]:
@@ -570,10 +579,9 @@ class RunView:
     @property
     def upcoming(self) -> str | None:
         """The node running now or next to run; None once the run has ended."""
-        run = self._run
-        if run.done:
+        if self._run.done:
             return None
-        walker = run._walker
+        walker = self._walker
         return walker.node or (walker.frames[0].node if walker.frames else None)
 
     @property
@@ -612,7 +620,7 @@ class RunView:
         """Nobody will answer this run: it ends ``interrupted`` at its open pauses (and at any
         it opens later), with ``why`` in its reason, and can be resumed from its checkpoint
         like a durable run. The view calls it when no browser shows the run."""
-        self._run._walker.asking.stop_waiting(why)
+        self._walker.asking.stop_waiting(why)
 
     def result(self) -> RunResult:
         return self._run.result()

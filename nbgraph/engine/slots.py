@@ -146,12 +146,19 @@ def _unstorable(records: tuple[Step, ...], exc: Exception) -> InvalidUpdate:
 def restored(entry: Mapping[str, Any]) -> Called:
     """A settled slot as a checkpoint kept it, called again without running."""
     records = tuple(Step.from_json(record) for record in entry["records"])
-    hop = entry.get("hop")
-    if hop is not None:
-        edge = hop["edge"]
+    kept: Mapping[str, Any] | None = entry.get("hop")
+    hop = None
+    if kept is not None:
+        edge: Mapping[str, Any] = kept["edge"]
         hop = Hop(
-            FiredEdge(**{**edge, "fanout": tuple(edge.get("fanout") or ())}),
-            tuple(Frame.from_json(f) for f in hop["frames"]),
+            FiredEdge(
+                edge["source"],
+                edge["target"],
+                edge.get("label"),
+                edge.get("unconditional", False),
+                tuple(edge.get("fanout") or ()),
+            ),
+            tuple(Frame.from_json(f) for f in kept["frames"]),
         )
     return Called(records, records[-1].update, hop, None)
 

@@ -225,7 +225,8 @@ def close(
     halt: str | None = None
     if len(slots) == 1:
         slot = slots[0]
-        match outcomes[0]:
+        outcome = outcomes[0]
+        match outcome:
             case Called():
                 pass
             case Failed(records=records, error=error):
@@ -246,8 +247,8 @@ def close(
                 elif late:
                     timed_out(listeners, slot.frame, slot.step, ending)
                 return ending
-            case unknown:
-                assert_never(unknown)
+            case _:
+                assert_never(outcome)
     else:
         if ran.raised and level.plan.settle == "fail_fast":
             slot, first = slots[ran.raised[0]], outcomes[ran.raised[0]]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..checkpoint.base import Checkpoint, Status
 from ..errors import MaxStepsExceeded, NbgraphError
@@ -468,7 +468,7 @@ class Walker:
     def _restore_breaks(self, kept: Any) -> None:
         """The breakpoints a resumed run pauses at: its graph's own if it set any, else those its
         thread was started with; step mode if the resume asks for it or the run was stepping."""
-        stored = Breaks.from_json(kept) if isinstance(kept, Mapping) else None
+        stored = Breaks.from_json(cast("Mapping[str, Any]", kept)) if isinstance(kept, Mapping) else None
         breaks = self.breaks
         plan = self.plan
         source = Breaks.of(plan.breakpoints) if plan.breakpoints is not None else stored or Breaks()
