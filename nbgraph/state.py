@@ -14,14 +14,14 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from types import CoroutineType, UnionType
+from functools import cache
+from types import CoroutineType, ModuleType, UnionType
 from typing import TYPE_CHECKING, Any
 
-import pydantic
-import pydantic_core
 import typing_extensions
 
 if TYPE_CHECKING:
+    import pydantic
     from pydantic.fields import FieldInfo
 
 from .errors import GraphValidationError, InvalidUpdate, did_you_mean
@@ -46,7 +46,7 @@ def to_json(value: Any) -> str:
     Raises:
         TypeError: a value cannot be serialized.
     """
-    return pydantic_core.to_json(value, fallback=_strict).decode()
+    return _pydantic_core().to_json(value, fallback=_strict).decode()
 
 
 def to_jsonable(value: Any, *, strict: bool = True) -> Any:
@@ -55,7 +55,38 @@ def to_jsonable(value: Any, *, strict: bool = True) -> Any:
     A value it cannot serialize raises ``TypeError``; with ``strict=False`` (event
     payloads, which only describe) it is shown by its ``repr`` instead.
     """
-    return pydantic_core.to_jsonable_python(value, fallback=_strict if strict else _loose)
+    return _pydantic_core().to_jsonable_python(value, fallback=_strict if strict else _loose)
+
+
+# pydantic is loaded when a first state is compiled or stored, not by `import nbgraph`: it
+# is most of that import's time.
+
+
+@cache
+def _base_model() -> type[pydantic.BaseModel]:
+    from pydantic import BaseModel
+
+    return BaseModel
+
+
+@cache
+def _validation_error() -> type[pydantic.ValidationError]:
+    from pydantic import ValidationError
+
+    return ValidationError
+
+
+def _type_adapter(annotation: Any) -> pydantic.TypeAdapter[Any]:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(annotation)
+
+
+@cache
+def _pydantic_core() -> ModuleType:
+    import pydantic_core
+
+    return pydantic_core
 
 
 class _FieldFirst:
@@ -205,7 +236,7 @@ class Schema:
         if typing_extensions.is_typeddict(state):  # (it knows typing's TypedDict too)
             self._typed_dict(state, where)
             return
-        if not (isinstance(state, type) and issubclass(state, pydantic.BaseModel)):
+        if not (isinstance(state, type) and issubclass(state, _base_model())):
             raise GraphValidationError(
                 where, [f"state must be a pydantic BaseModel subclass, a TypedDict or dict, got {state!r}"]
             )
@@ -265,7 +296,7 @@ class Schema:
             metadata = [m for m in info.metadata if not _is_reducer(m)]
             if metadata:
                 annotation = typing.Annotated[(annotation, *metadata)]  # type: ignore[valid-type]
-            adapter = self._adapters[name] = pydantic.TypeAdapter(annotation)
+            adapter = self._adapters[name] = _type_adapter(annotation)
         return adapter
 
     def initial(self, data: Mapping[str, Any] | pydantic.BaseModel | None) -> dict[str, Any]:
@@ -286,7 +317,7 @@ class Schema:
             else:
                 try:
                     instance = self.model.model_validate(data if data is not None else {})
-                except pydantic.ValidationError as exc:
+                except _validation_error() as exc:
                     raise InvalidUpdate(
                         f"input does not fit state {self.model.__name__}: {_brief(exc)}",
                         field=_first_field(exc),
@@ -390,7 +421,7 @@ class Schema:
             many = isinstance(value, (list, tuple, AppendLog))  # (another state's log, e.g. a sub-graph's)
             try:
                 items = [adapter.validate_python(v) for v in (value if many else (value,))]
-            except pydantic.ValidationError as exc:
+            except _validation_error() as exc:
                 raise InvalidUpdate(
                     f"{who} set field {key!r} to an invalid item: {_brief(exc)}",
                     node=node,
@@ -399,7 +430,7 @@ class Schema:
             return items
         try:
             return adapter.validate_python(value)
-        except pydantic.ValidationError as exc:
+        except _validation_error() as exc:
             raise InvalidUpdate(
                 f"{who} set field {key!r} to {_short_repr(value)}, which is invalid: {_brief(exc)}",
                 node=node,
