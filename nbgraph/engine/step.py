@@ -20,7 +20,7 @@ own stop means (the run ends so, or the branch fails) and in how a failure is na
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, assert_never
 
 from ..errors import InvalidUpdate, NbgraphError
@@ -123,13 +123,17 @@ async def raise_budget(meter: Meter, asking: Asking, level: Level, frames: tuple
 
 # -- 2. run --------------------------------------------------------------------------
 
+_FIRST = (0,)
+"""The ``raised`` of a step of one slot that failed."""
+_new_tuple: Callable[..., Any] = tuple.__new__  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
 
 class Ran(NamedTuple):
     """How a step's slots settled."""
 
     outcomes: Sequence[Outcome]
     """In slot order."""
-    raised: list[int]
+    raised: Sequence[int]
     """The slots that failed of themselves, in the order they failed (not those a failed sibling cancelled)."""
 
 
@@ -158,7 +162,7 @@ def run(
         return run_awaiting(slots, level, prepared, base, before, asked=paused.pause)
     except (Aborted, KeyboardInterrupt) as stop:
         return _stopped_inside(level, prepared, [None], base, before, stop)
-    return Ran((outcome,), [0] if type(outcome) is Failed else [])
+    return _new_tuple(Ran, ((outcome,), _FIRST if type(outcome) is Failed else ()))  # (half a Ran(...): once a step)
 
 
 async def run_awaiting(
@@ -179,7 +183,7 @@ async def run_awaiting(
                 outcome = await slots.run(level, slot, kept.get(slot.step))
             else:
                 outcome = await slots.call(level, slot, asked=asked)
-            return Ran((outcome,), [0] if type(outcome) is Failed else raised)
+            return Ran((outcome,), _FIRST if type(outcome) is Failed else ())
         await slots.run_together(level, prepared, kept, outcomes, raised)
     except (Aborted, asyncio.CancelledError, KeyboardInterrupt) as stop:
         return _stopped_inside(level, prepared, outcomes, base, before, stop)
