@@ -75,7 +75,7 @@ def store(request, tmp_path):
     return None
 
 
-def test_overwrite_replaces_a_finished_thread_in_every_store(store):
+def test_replace_replaces_a_finished_thread_in_every_store(store):
     g = Graph("count")
     g.add_node("count", lambda s: {"n": s.get("n", 0) + 1})
     g.add_edge(START, "count")

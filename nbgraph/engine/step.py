@@ -271,7 +271,7 @@ def close(
     except NbgraphError as exc:
         return _rolled_back(listeners, level, slots, outcomes, base, before, exc, None)
     level.values = values
-    level.steps = base + len(slots)
+    level.steps = slots[-1].step  # (base + len(slots): the int the records hold, not another one per step)
     level.records.extend(records)
     if walker.persistence.store is not None:
         try:

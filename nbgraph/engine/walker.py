@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, cast
 
 from ..checkpoint.base import Checkpoint, Status
@@ -45,6 +46,9 @@ __all__ = ["Walker"]
 
 _LOOP_TURN_INTERVAL = 0.02
 """Seconds a live run may hold the event loop between steps."""
+
+
+_NO_META: Mapping[str, Any] = MappingProxyType({})
 
 
 class Walker:
@@ -359,7 +363,7 @@ class Walker:
         breakpoints = self.breaks.to_json()
         budget = self.meter.kept_limits()
         if breakpoints is None and budget is None and not self.trace:
-            return {}
+            return _NO_META  # (shared: a checkpoint per step keeps no dict of its own)
         return {"breakpoints": breakpoints, "budget": budget, "trace": dict(self.trace) or None}
 
     def levels_json(self) -> dict[str, Any]:
