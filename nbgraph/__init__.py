@@ -36,6 +36,7 @@ from .history import BranchState, FiredEdge, Frame, Step
 from .names import END, START, End, Goto, Send
 from .plan import Breakpoints, RouteDecision
 from .reducers import Reducer, accumulate, append, merge, overwrite
+from .secrets import register_secret
 from .state import StateView
 
 if TYPE_CHECKING:
@@ -111,6 +112,7 @@ __all__ = [
     "merge",
     "overwrite",
     "parse_ndjson",
+    "register_secret",
     "tool",
 ]
 

@@ -31,6 +31,7 @@ import traitlets
 from ._observer import Browser
 from .export import to_dag, to_mermaid
 from .names import END, START
+from .secrets import redact
 from .widget import MessageError, checked, handlers_of, widget_data
 
 __all__ = ["BatchView", "show_batch", "show_comparison"]
@@ -232,10 +233,10 @@ class BatchView(anywidget.AnyWidget):
         try:
             reply = self.handle(content)
         except MessageError as exc:
-            _log.warning("refused a message: %s", exc)
-            reply = {"type": "error", "message": str(exc)}
+            _log.warning("refused a message: %s", redact(str(exc)))
+            reply = {"type": "error", "message": redact(str(exc))}
         except ValueError as exc:
-            reply = {"type": "error", "message": str(exc)}
+            reply = {"type": "error", "message": redact(str(exc))}
         if reply is not None:
             self.send(checked("batch", "to_view", reply))
 

@@ -32,20 +32,17 @@ except ImportError as exc:
     raise ImportError(f"nbgraph.otel needs OpenTelemetry ({exc}): pip install 'nbgraph[otel]'") from exc
 
 from .engine.run import Run, observe_runs
-from .llm._redact import Redactor
 from .llm.messages import ToolCallRequest
 from .llm.model import ChatRequest, Completion
 from .llm.node import intercept_models
 from .llm.openai_model import OpenAIModel
+from .secrets import redact
 
 __all__ = ["instrument", "uninstrument"]
 
 _W3C = TraceContextTextMapPropagator()
 """The trace context a checkpoint keeps is W3C's, whatever propagator the process uses."""
 
-_KEY_SHAPES = Redactor(None)
-"""Takes out what looks like a key: captured text was typed by people or returned by tools,
-which no model redacted."""
 
 _stops: list[Callable[[], None]] = []
 
@@ -200,7 +197,7 @@ class _RunSpans:
         pause = event.pause
         attributes: dict[str, Any] = {"nbgraph.pause.id": pause.id, "nbgraph.pause.kind": pause.kind}
         if self._tracing.capture_text:
-            attributes["nbgraph.pause.prompt"] = _KEY_SHAPES.error(pause.prompt)
+            attributes["nbgraph.pause.prompt"] = redact(pause.prompt)
         self._at(event).add_event("nbgraph.pause", attributes)
 
     def answered(self, event: Any) -> None:
@@ -214,7 +211,7 @@ class _RunSpans:
         # exits is the one that failed, and the run's end says so.
         self._at(event).add_event(
             "nbgraph.error",
-            {"error.type": event.error_type or "_OTHER", "nbgraph.error": _KEY_SHAPES.error(event.error)},
+            {"error.type": event.error_type or "_OTHER", "nbgraph.error": redact(event.error)},
         )
         self._error_type = event.error_type
         where = (event.path, event.branch)
@@ -374,9 +371,9 @@ def _server(model: Any) -> dict[str, Any]:
 
 def _text(value: Any) -> str:
     """Content as a span attribute: JSON (text as it is), without what looks like a key."""
-    return _KEY_SHAPES.error(value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False))
+    return redact(value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False))
 
 
 def _fail(span: Span, error_type: str, message: str) -> None:
     span.set_attribute("error.type", error_type or "_OTHER")
-    span.set_status(Status(StatusCode.ERROR, _KEY_SHAPES.error(message)))
+    span.set_status(Status(StatusCode.ERROR, redact(message)))

@@ -31,6 +31,7 @@ from ._redefined import graph_redefined, latest_definition, node_redefined, run_
 from .engine import Fork, Resume, Run
 from .errors import NbgraphError
 from .export import to_dag, to_mermaid
+from .secrets import redact
 
 if TYPE_CHECKING:
     from .inspection import Inspection
@@ -263,10 +264,10 @@ class GraphView(anywidget.AnyWidget):
         try:
             self.handle(content)
         except MessageError as exc:
-            _log.warning("refused a message: %s", exc)
-            self._reply({"type": "error", "message": str(exc)})
+            _log.warning("refused a message: %s", redact(str(exc)))
+            self._reply({"type": "error", "message": redact(str(exc))})
         except (NbgraphError, ValueError, TypeError) as exc:
-            self._reply({"type": "error", "message": str(exc)})
+            self._reply({"type": "error", "message": redact(str(exc))})
 
     def _reply(self, message: dict[str, Any]) -> None:
         self.send(checked("graph", "to_view", message))

@@ -16,6 +16,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         {
             "nbgraph.errors",
             "nbgraph.names",
+            "nbgraph.secrets",
             "nbgraph.reducers",
             "nbgraph.state",
             "nbgraph.pauses",

@@ -69,6 +69,7 @@ EXPECTED_NAMES = {
     "merge",
     "overwrite",
     "parse_ndjson",
+    "register_secret",
     "tool",
 }
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
 from ..plan import Hop, NodePlan, Plan
+from ..secrets import redact
 from .context import Context, RunDoor
 from .ending import Ending
 from .limits import Deadline, Waits, branch_waits, node_deadline
@@ -286,4 +287,5 @@ def make_step(
 
 
 def error_text(exc: BaseException) -> str:
-    return "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    """What a step's record says of ``exc``: its type and message, without a secret it quotes."""
+    return redact("".join(traceback.format_exception_only(type(exc), exc)).strip())

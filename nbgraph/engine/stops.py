@@ -11,6 +11,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from ..errors import MaxStepsExceeded, NbgraphError, RunFailed
+from ..secrets import redact
 from .ending import Ending
 from .limits import Aborted
 from .listeners import error_event
@@ -84,6 +85,7 @@ def failure(listeners: Listeners, frame: Frame | None, exc: BaseException, step:
         reason = f"node {frame.path!r} failed at step {step}: {type(exc).__name__}: {exc}"
     else:
         reason = f"the run failed: {type(exc).__name__}: {exc}"
+    reason = redact(reason)  # (a message may quote a credential: the reason goes everywhere)
     listeners.emit_if(
         lambda: error_event(
             listeners.thread,

@@ -11,39 +11,20 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from ..secrets import MIN_SECRET_CHARS, REDACTED, redact, without_fragments
+
 __all__ = ["REDACTED", "Redactor"]
 
-REDACTED = "[redacted]"
-
-MIN_KEY_CHARS = 8
-"""A shorter key ("EMPTY", "ollama") is a placeholder a local server ignores, not a secret;
-hiding it would mangle every reply that names the server."""
-
-FRAGMENT_CHARS = 8
-"""Any run of this many characters of the key, seen in an error, is a piece of the key."""
+MIN_KEY_CHARS = MIN_SECRET_CHARS
 
 TAIL_CHARS = 4
 """The fewest last characters of the key a provider prints to say which key it means."""
 
-# Each pattern's first group is kept: "Bearer " or "api_key=" still says what was there.
-_KEY_SHAPES = tuple(
-    re.compile(pattern, re.VERBOSE)
-    for pattern in (
-        # The credentials of an Authorization header.
-        r"(\b(?i:Bearer|Basic)\s+) [\w\-.~+/]+=*",
-        # OpenAI (sk-, sk-proj-), Anthropic (sk-ant-), OpenRouter (sk-or-), DeepSeek: whole or masked
-        # ("sk-proj-****abcd", "sk-abc...wxyz"). Six characters at least, so "sk-learn" stays.
-        r"()(?<![\w\-]) sk- (?:[\w\-*] | \.{2,} | …){6,}",
-        # Google (AIza), Hugging Face (hf_), Groq (gsk_), GitHub (ghp_, github_pat_), Replicate (r8_),
-        # xAI (xai-), Perplexity (pplx-), AWS access keys (AKIA).
-        r"()(?<![\w\-]) (?:AIza | hf_ | gsk_ | gh[pousr]_ | github_pat_ | r8_ | xai- | pplx- | AKIA) [\w\-*]{12,}",
-        # A long secret-looking value labelled as one: api_key=..., "token": "...", secret ...
-        # (letters and digits both, 20 characters at least, so "the key 'mode'" stays).
-        r"""(\b(?i:api[_\-\ ]?key|key|token|secret|password|credentials?)s?(?:["']?\s*[:=]\s*["']?|\s+))
-            (?=[\w\-.~+/]*\d)(?=[\w\-.~+/]*[A-Za-z]) [\w\-.~+/]{20,}=*""",
-        # Any key masked with asterisks or an ellipsis: "****abcd", "abcd****", "AbC1...wxyz".
-        r"()(?: [\w\-]* \*{3,} [\w\-]+ | [\w\-]+ \*{3,} | [\w\-]{3,} (?:\.{3}|…) [\w\-]{3,} )",
-    )
+_MASKED = re.compile(
+    # Any key masked with asterisks or an ellipsis: "****abcd", "abcd****", "AbC1...wxyz" (in an
+    # endpoint's errors only: elsewhere "loading...done" is no key).
+    r"()(?: [\w\-]* \*{3,} [\w\-]+ | [\w\-]+ \*{3,} | [\w\-]{3,} (?:\.{3}|…) [\w\-]{3,} )",
+    re.VERBOSE,
 )
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
@@ -77,11 +58,7 @@ class Redactor:
 
     def __init__(self, key: str | None) -> None:
         self.__key = key if key is not None and len(key) >= MIN_KEY_CHARS else None
-        self.__fragments = (
-            frozenset(self.__key[i : i + FRAGMENT_CHARS] for i in range(len(self.__key) - FRAGMENT_CHARS + 1))
-            if self.__key is not None
-            else frozenset()
-        )
+        self.__keys = frozenset() if self.__key is None else frozenset((self.__key,))
 
     def __repr__(self) -> str:
         return "Redactor()"
@@ -92,31 +69,15 @@ class Redactor:
 
     def error(self, text: str) -> str:
         """``text`` without the key, anything shaped like a key, or fragments of the key."""
-        text = self.reply(text)
-        # Shapes before fragments: a quoted "sk-proj-****abcd" goes as one token, not in pieces.
-        for shape in _KEY_SHAPES:
-            text = shape.sub(_keep_label, text)
-        return self._without_tail(self._without_fragments(text))
+        # The door every kept text goes through first (every secret nbgraph knows, key shapes),
+        # then what only an endpoint's error holds: this key's pieces, masked keys.
+        text = redact(self.reply(text))
+        text = _MASKED.sub(lambda match: match[1] + REDACTED, text)
+        return self._without_tail(without_fragments(text, self.__keys))
 
     def stream(self, on_text: Callable[[str], None]) -> RedactedStream:
         """Pass streamed pieces of a reply on to ``on_text`` without the key."""
         return RedactedStream(self.__key, on_text)
-
-    def _without_fragments(self, text: str) -> str:
-        spans: list[list[int]] = []  # overlapping fragments make one span, hidden by one mark
-        for start in range(len(text) - FRAGMENT_CHARS + 1):
-            if text[start : start + FRAGMENT_CHARS] in self.__fragments:
-                if spans and start <= spans[-1][1]:
-                    spans[-1][1] = start + FRAGMENT_CHARS
-                else:
-                    spans.append([start, start + FRAGMENT_CHARS])
-        if not spans:
-            return text
-        kept, shown = [], 0
-        for start, end in spans:
-            kept += [text[shown:start], REDACTED]
-            shown = end
-        return "".join([*kept, text[shown:]])
 
     def _without_tail(self, text: str) -> str:
         key = self.__key
@@ -153,10 +114,6 @@ class RedactedStream:
         if self._held:
             self._on_text(self._held)
             self._held = ""
-
-
-def _keep_label(match: re.Match[str]) -> str:
-    return match[1] + REDACTED
 
 
 def _key_start_at_end(text: str, key: str) -> int:

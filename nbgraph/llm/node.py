@@ -19,6 +19,7 @@ from typing import Any, Literal
 import pydantic
 
 from ..errors import RunFailed
+from ..secrets import redact
 from .messages import (
     AssistantMessage,
     SystemMessage,
@@ -308,6 +309,8 @@ class _Turn:
                 result, is_error = DUPLICATE_NOTE, False
             else:
                 result, is_error = await self._call(call)
+                # Redacted before the model reads it: what it is told, it can repeat anywhere.
+                result = redact(result)
                 if is_error:
                     failed.add(key)
                 else:

@@ -14,6 +14,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from ..secrets import register_secret, shown_url, url_credentials
 from ._redact import RedactedStream, Redactor
 from .messages import ToolCallRequest, to_openai
 from .model import ChatRequest, Completion, ModelError, cost_of
@@ -45,13 +46,19 @@ class OpenAIModel:
         **params: Any,
     ) -> None:
         self.name = model
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        self.__url = url
+        self.base_url = None if url is None else shown_url(url)
+        """Where the model is, as it may be shown: without the credentials a URL can carry."""
         self.timeout = timeout
         self.max_retries = max_retries
         self.prices = prices
         self.params = params
         self.__key = api_key or os.environ.get("OPENAI_API_KEY") or None
         self._redactor = Redactor(self.__key)
+        for secret in (self.__key, *url_credentials(url or "")):
+            if secret:
+                register_secret(secret)  # (what a node or a tool quotes of it is redacted too)
         # One client per event loop: its pooled connections belong to the loop that
         # opened them (a notebook's kernel loop, the loop synchronous runs use, ...).
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
@@ -88,7 +95,7 @@ class OpenAIModel:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
-            if self.__key is None and self.base_url is None:
+            if self.__key is None and self.__url is None:
                 raise ModelError(
                     f"model {self.name!r} has no API key: pass OpenAIModel(..., api_key=...) or set "
                     "OPENAI_API_KEY (or base_url=... for a local server that needs none)"
@@ -97,7 +104,7 @@ class OpenAIModel:
 
             client = self._clients[loop] = openai.AsyncOpenAI(
                 api_key=self.__key or "no-key",  # local servers ignore it; the client insists on one
-                base_url=self.base_url,
+                base_url=self.__url,
                 timeout=self.timeout,
                 max_retries=self.max_retries,
             )
