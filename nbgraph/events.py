@@ -10,6 +10,7 @@ run pays nothing for them; the engine builds its own without re-validating them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from functools import cache
 from typing import Annotated, Any, Literal, TypeVar
@@ -96,7 +97,8 @@ class NodeExit(_Event):
     node: str
     duration: float
     """Seconds the node ran, not counting time spent waiting for a person."""
-    update: Any = None
+    update: dict[str, Any] | None = None
+    """What the node returned (a node's update is a mapping or None): a replay folds it into the state."""
     tokens: int = 0
     cost: float = 0.0
 
@@ -205,16 +207,134 @@ def to_ndjson(events: Iterable[pydantic.BaseModel]) -> str:
     return "".join(event.model_dump_json() + "\n" for event in events)
 
 
-def parse_ndjson(text: str) -> Iterator[Any]:
+def parse_ndjson(text: str | bytes) -> Iterator[Any]:
     """Parse NDJSON back into event models (the inverse of :func:`to_ndjson`).
 
     Lines end at ``\\n`` only (a ``\\r`` before it is JSON whitespace): JSON writes U+2028,
     U+0085 and the like as they are, and ``str.splitlines()`` would cut a string there.
+
+    Raises:
+        ValueError: a line is not an nbgraph event, or the bytes are not UTF-8. The error
+            names the line (and the column, where one is at fault) and quotes at most about
+            80 characters of it, however long the line.
     """
+    for _, event in numbered_events(text):
+        yield event
+
+
+def numbered_events(text: str | bytes) -> Iterator[tuple[int, Any]]:
+    """:func:`parse_ndjson`'s events, each with the number of the line it was read from."""
+    if isinstance(text, (bytes, bytearray)):
+        text = decode_trace(bytes(text), "the NDJSON text")
+    elif not isinstance(text, str):
+        raise TypeError(f"parse_ndjson reads NDJSON text (str or bytes), got {type(text).__name__}")
+    adapter = _adapter()
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip(" \t\r"):  # JSON's whitespace only: a line of U+2028 is not blank
             continue
         try:
-            yield _adapter().validate_json(line)
+            yield number, adapter.validate_json(line)
         except pydantic.ValidationError as exc:
-            raise ValueError(f"line {number} is not an nbgraph event: {exc}") from None
+            raise ValueError(f"line {number} is not an nbgraph event: {_fault(exc, line)}") from None
+
+
+def decode_trace(data: bytes, source: str) -> str:
+    """``data`` as text, or a ValueError naming the line and column of its first byte that is
+    not UTF-8 (``source`` says whose bytes they are: "the NDJSON trace at 'run.ndjson'")."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = len(data[line_start : exc.start].decode("utf-8")) + 1  # (valid: the first bad byte is at exc.start)
+        bad = data[exc.start : min(exc.end, exc.start + 4)].hex()
+        raise ValueError(
+            f"line {line}, column {column} of {source} is not UTF-8: byte 0x{bad} at offset {exc.start} ({exc.reason})"
+        ) from None
+
+
+def quoted(text: str, limit: int = 80) -> str:
+    """``text`` as a Python literal cut to about ``limit`` characters, escapes included: an
+    error about a megabyte line must not be a megabyte long."""
+    shown = repr(text[:limit])
+    if len(text) <= limit and len(shown) <= limit + 2:
+        return shown
+    return shown[: limit + 1] + "\u2026" + shown[0]
+
+
+_JSON_ERROR = re.compile(r"(.*) at line \d+ column (\d+)", re.DOTALL)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SHOWN_ERRORS = 3
+
+
+def _fault(exc: pydantic.ValidationError, line: str) -> str:
+    """What is wrong with ``line`` and where, in a few bounded words (pydantic's own message
+    quotes the input, and an unknown type or field name can be any length)."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    kind = first["type"]
+    if kind == "json_invalid":
+        found = _JSON_ERROR.fullmatch(str(first.get("ctx", {}).get("error", "")))
+        if found is None:
+            return f"not valid JSON; {_excerpt(line)}"
+        column = _character_column(line, int(found.group(2)))
+        return f"at column {column}, not valid JSON ({found.group(1)}); {_excerpt(line, column)}"
+    if kind == "string_unicode":  # a str holding a lone surrogate, which JSON text cannot be
+        found = _SURROGATE.search(line)
+        column = found.start() + 1 if found is not None else None
+        where = f"at column {column}, " if column is not None else ""
+        return f"{where}a lone surrogate, not text; {_excerpt(line, column)}"
+    if not first["loc"]:
+        if kind == "union_tag_not_found":
+            return f'the object has no "type" naming the event; {_excerpt(line)}'
+        if kind == "union_tag_invalid":
+            tag = first["input"].get("type") if isinstance(first["input"], dict) else None
+            named = quoted(tag, 40) if isinstance(tag, str) else _json_kind(tag)
+            return f"unknown event type {named} (one of {', '.join(EVENT_TYPES)}); {_excerpt(line)}"
+        return f"an event is a JSON object, not {_json_kind(first['input'])}; {_excerpt(line)}"
+    faults = [_field_fault(error) for error in errors[:_SHOWN_ERRORS]]
+    if len(errors) > _SHOWN_ERRORS:
+        faults.append(f"and {len(errors) - _SHOWN_ERRORS} more")
+    return f"{'; '.join(faults)}; {_excerpt(line)}"
+
+
+def _field_fault(error: Any) -> str:
+    event, *inside = error["loc"]
+    field = quoted(".".join(str(part) for part in inside), 40)
+    if error["type"] == "missing":
+        return f"a {event} event needs field {field}"
+    if error["type"] == "extra_forbidden":
+        return f"a {event} event has no field {field}"
+    if error["type"] in ("dict_type", "model_type"):
+        return f"field {field} of a {event} event must be a JSON object, not {_json_kind(error['input'])}"
+    message = str(error["msg"]).removeprefix("Input ")
+    return f"field {field} of a {event} event {message[:100]}"
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    return "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def _character_column(line: str, byte_column: int) -> int:
+    """The character column of a 1-based UTF-8 byte column (pydantic counts bytes), reading
+    no more of the line than the column: a column near the start of a long line is cheap."""
+    head = line[:byte_column].encode("utf-8", "surrogatepass")[: byte_column - 1]
+    return len(head.decode("utf-8", "ignore")) + 1
+
+
+def _excerpt(line: str, column: int | None = None) -> str:
+    """The start of ``line``, or, for a column far along it, the text around that column."""
+    if column is None or column <= 60:
+        return f"the line starts: {quoted(line)}"
+    start = column - 41
+    return f"near column {column}: \u2026{quoted(line[start : start + 81])}"  # (81: quoted marks the cut)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._timeline import Walk, record_key
 from .engine.folds import fold_record, shares_state
+from .errors import InvalidUpdate
 from .history import FiredEdge, Frame, Step, tally_by_path
 from .inspection import Inspection, inspect_step
 from .inspection._sources import _plan, _stored, _top, _values
@@ -227,19 +228,18 @@ class Replay:
         defaults. Without ``graph`` the updates fold as a dict state would.
 
         Raises:
-            ValueError: a line is not an nbgraph event (the error names the line), or the
-                trace is of another graph than ``graph``.
+            ValueError: a line is not an nbgraph event, or a file's bytes are not UTF-8 (the
+                error names the line), or the trace is of another graph than ``graph``.
             FileNotFoundError: a path that names no file.
         """
-        from .events import parse_ndjson
+        from .events import numbered_events, quoted
 
-        text = _read(source)
-        events = list(parse_ndjson(text))
-        records, info = _records_from_events(events)
+        numbered = list(numbered_events(_read(source)))
+        records, info = _records_from_events(numbered)
         known = graph is not None
         plan = _plan(graph) if known else _loose(info.get("graph") or "trace")
         if known and info.get("graph") not in (None, plan.name):
-            raise ValueError(f"the trace is of graph {info['graph']!r}, not {plan.name!r}; give that graph")
+            raise ValueError(f"the trace is of graph {quoted(info['graph'])}, not {plan.name!r}; give that graph")
         missing = [
             "an NDJSON trace does not carry the run's input: frames start from the state's defaults, "
             "and show a field the input set only once a node updates it",
@@ -248,16 +248,20 @@ class Replay:
         ]
         if not known:
             missing.append(_NO_GRAPH)
-        return cls(
-            plan,
-            records,
-            _defaults(plan.schema),
-            thread=info.get("thread"),
-            outcome=info.get("outcome"),
-            reason=info.get("reason"),
-            missing=missing,
-            known=known,
-        )
+        values = _defaults(plan.schema)
+        try:
+            return cls(
+                plan,
+                records,
+                values,
+                thread=info.get("thread"),
+                outcome=info.get("outcome"),
+                reason=info.get("reason"),
+                missing=missing,
+                known=known,
+            )
+        except InvalidUpdate as exc:
+            raise _misfit(exc, plan, records, values, known, info["lines"]) from None
 
     # -- reading it ------------------------------------------------------------------------
 
@@ -432,33 +436,54 @@ def _defaults(schema: Schema) -> dict[str, Any]:
     return values
 
 
+_LONGEST_PATH = 32_767
+"""The longest path any system opens (Windows' long paths): a longer one-line text is no path."""
+
+
 def _read(source: str | os.PathLike[str]) -> str:
-    if isinstance(source, os.PathLike) or ("\n" not in source and not source.lstrip().startswith("{")):
-        path = os.fspath(source)
-        if not os.path.exists(path):
-            raise FileNotFoundError(
-                f"no NDJSON trace at {path!r} (give the trace's text, or the path of a file holding it)"
-            )
-        # newline="": the text as written; parse_ndjson splits it at "\n" alone.
-        with open(path, encoding="utf-8", newline="") as handle:
-            return handle.read()
-    return source
+    from .events import decode_trace, quoted
+
+    if isinstance(source, str) and ("\n" in source or source.lstrip().startswith("{")):
+        return source
+    path = os.fspath(source)
+    if len(path) > _LONGEST_PATH:
+        raise ValueError(
+            f"line 1 is not an nbgraph event, and at {len(path):,} characters the text is too long to be "
+            f"the path of a trace file (the line starts: {quoted(path)})"
+        )
+    if not os.path.exists(path):
+        raise FileNotFoundError(
+            f"no NDJSON trace at {quoted(path)} (give the trace's text, or the path of a file holding it)"
+        )
+    try:
+        # As bytes: parse_ndjson splits at "\n" alone, and a byte that is not UTF-8 is reported by line.
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:  # (its own message would quote the whole path)
+        raise OSError(exc.errno, f"cannot read the NDJSON trace at {quoted(path)}: {exc.strerror}") from None
+    return decode_trace(data, f"the NDJSON trace at {quoted(path)}")
 
 
 class _Open:
     """A node entered in a trace, not yet known to have finished."""
 
-    __slots__ = ("enter", "events", "record", "container")
+    __slots__ = ("enter", "events", "record", "container", "line", "edit_line")
 
-    def __init__(self, enter: Any) -> None:
+    def __init__(self, enter: Any, line: int) -> None:
         self.enter = enter
+        self.line = line
+        """The trace line of its update (its ``node-exit``; its ``node-enter`` until then)."""
+        self.edit_line: int | None = None
+        """The trace line of a person's edit of its update."""
         self.events: list[Any] = []
         self.record: Step | None = None
         self.container = False
 
 
-def _records_from_events(events: Sequence[Any]) -> tuple[list[Step], dict[str, Any]]:
-    """The step records a trace tells of, in the order a history keeps them.
+def _records_from_events(numbered: Sequence[tuple[int, Any]]) -> tuple[list[Step], dict[str, Any]]:
+    """The step records a trace's events (each with its line) tell of, in the order a history
+    keeps them, and what the trace says of the run (``info["lines"]``: the lines of each
+    record's update and of a person's edit of it).
 
     A node's record goes where it was entered (branches in the order they started,
     as their steps are numbered), a sub-graph node's where it finished (after its own
@@ -470,7 +495,7 @@ def _records_from_events(events: Sequence[Any]) -> tuple[list[Step], dict[str, A
     finished: dict[tuple[str, str | None], _Open] = {}
     failures: list[Any] = []
     unexplained = 0
-    for event in events:
+    for line, event in numbered:
         kind = event.type
         where = (event.path, event.branch)
         if kind == "run-start":
@@ -485,10 +510,11 @@ def _records_from_events(events: Sequence[Any]) -> tuple[list[Step], dict[str, A
                 error = next((f for f in reversed(failures) if (f.path, f.branch) == where), None)
                 unexplained += error is None
                 stale.record = _failed(stale, error)
-            opened[where] = (len(slots), _Open(event))
+            opened[where] = (len(slots), _Open(event, line))
             slots.append(opened[where][1])
         elif kind == "node-exit" and where in opened:
             position, slot = opened.pop(where)
+            slot.line = line
             enter = slot.enter
             slot.record = Step(
                 step=event.step,
@@ -522,8 +548,15 @@ def _records_from_events(events: Sequence[Any]) -> tuple[list[Step], dict[str, A
                 assert record is not None
                 edit = record.edit
                 answer = getattr(event, "answer", None)
-                if kind == "answer" and isinstance(answer, Mapping) and answer.get("approved") and answer.get("update"):
+                if (
+                    kind == "answer"
+                    and isinstance(answer, Mapping)
+                    and answer.get("approved")
+                    and isinstance(answer.get("update"), Mapping)  # (an approval's edit; other answers are any JSON)
+                    and answer["update"]
+                ):
                     edit = answer["update"]
+                    slot.edit_line = line
                 slot.record = record._replace(approval_events=(*record.approval_events, event), edit=edit)
         elif kind in ("tool-call", "tool-result", "error"):
             if where in opened:
@@ -543,8 +576,34 @@ def _records_from_events(events: Sequence[Any]) -> tuple[list[Step], dict[str, A
         info["missing"].append(
             f"{unexplained} step(s) entered and never exited in the trace failed, but the trace does not say why"
         )
-    records = [slot.record for slot in slots if slot is not None and slot.record is not None]
-    return records, info
+    kept = [slot for slot in slots if slot is not None and slot.record is not None]
+    info["lines"] = [(slot.line, slot.edit_line) for slot in kept]
+    return [slot.record for slot in kept if slot.record is not None], info
+
+
+def _misfit(
+    exc: InvalidUpdate,
+    plan: Plan,
+    records: Sequence[Step],
+    values: dict[str, Any],
+    known: bool,
+    lines: Sequence[tuple[int, int | None]],
+) -> ValueError:
+    """A trace whose update does not fit the graph's state, named by its line. The frames are
+    folded again to find the record they stopped at: only a failing replay pays for it."""
+    from .events import quoted
+
+    made = 0
+    try:
+        for _ in Replay._frames(plan, records, values, known):
+            made += 1
+    except InvalidUpdate:
+        pass
+    update_line, edit_line = lines[made - 1] if 0 < made <= len(lines) else (0, None)
+    edited = f" (or the edit of it on line {edit_line})" if edit_line is not None else ""
+    reason = str(exc)
+    shown = reason if len(reason) <= 300 else reason[:300] + "\u2026"
+    return ValueError(f"line {update_line}{edited} does not fit graph {quoted(plan.name)}: {shown}")
 
 
 def _failed(slot: _Open, error: Any) -> Step:
