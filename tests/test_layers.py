@@ -33,6 +33,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         {
             "nbgraph.export",
             "nbgraph.checkpoint",
+            "nbgraph.checkpoint._dsn",
             "nbgraph.checkpoint.log",
             "nbgraph.checkpoint.memory",
             "nbgraph.checkpoint.sqlite",

@@ -243,3 +243,25 @@ class TestTheDoor:
         shown = shown_url("https://u:p@h.example/v1?api-key=k&x=1")
         assert shown == "https://redacted@h.example/v1?api-key=redacted&x=1"
         assert urlsplit(shown).hostname == "h.example"  # still a URL: a span reads its host
+
+
+class TestStores:
+    def test_a_stores_password_is_a_secret_from_when_the_store_is_made(self, tmp_path, caplog, spans):
+        from nbgraph import CheckpointError, RedisCheckpointer
+
+        password = "st0re-Passw0rd-5e6f7a"
+        try:  # (no server needs to answer: the password is known once the URL is read)
+            RedisCheckpointer(f"redis://:{password}@127.0.0.1:{closed_port()}/0").close()
+        except CheckpointError as exc:
+            assert password[:10] not in str(exc)
+        try:
+            kept = everything_kept(
+                one_node(lambda s: (_ for _ in ()).throw(RuntimeError(f"could not log in with {password}"))),
+                tmp_path,
+                caplog,
+                spans,
+                {},
+            )
+        finally:
+            forget_secret(password)
+        assert leaks(kept, (password, password[:10])) == []

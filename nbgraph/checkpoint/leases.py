@@ -29,6 +29,7 @@ __all__ = [
     "may_take_over",
     "new_lease",
     "renewer",
+    "taking_message",
 ]
 
 DEFAULT_TTL = 30.0
@@ -67,7 +68,11 @@ class Lease(NamedTuple):
         now = time.time() if now is None else now
         who = f"run {self.run!r}" if self.run else "a run"
         since = time.strftime("%H:%M:%S", time.localtime(self.since))
-        ends = "" if self.expires is None else f"; its lease ends in {max(0.0, self.expires - now):.0f} s"
+        ends = (
+            "; its lease lasts until that run lets it go"
+            if self.expires is None
+            else f"; its lease ends in {max(0.0, self.expires - now):.0f} s"
+        )
         return f"{who} in process {self.pid} on host {self.host!r} since {since}{ends}"
 
     def to_json(self) -> dict[str, Any]:
@@ -108,10 +113,23 @@ def may_take_over(lease: Lease, now: float) -> bool:
     return holder_alive(lease) is False
 
 
+def _take_over(thread: str) -> str:
+    return f"take the thread over with checkpointer.unlock({thread!r}) or resume with force=True"
+
+
 def busy_message(thread: str, held: Lease, where: str) -> str:
     return (
         f"thread {thread!r} is being run by {held.describe()} ({where}). Wait for it, or if that run is gone, "
-        f"take the thread over with checkpointer.unlock({thread!r}) or resume with force=True"
+        + _take_over(thread)
+    )
+
+
+def taking_message(thread: str, where: str) -> str:
+    """For a thread held by someone no read could name: it changed hands between the reads, so
+    another worker is taking it right now."""
+    return (
+        f"thread {thread!r} is being taken by another worker right now ({where}): it changed hands each time "
+        f"its holder was read. Try again in a moment, or if no other run should hold it, {_take_over(thread)}"
     )
 
 

@@ -24,7 +24,9 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
 from ..errors import CheckpointError, LeaseLost, ThreadBusy
-from .leases import DEFAULT_TTL, Lease, busy_message, holder_alive, lost_message, new_lease
+from ..secrets import register_secret
+from ._dsn import PASSWORD_OPTIONS, spilled, unreadable
+from .leases import DEFAULT_TTL, Lease, busy_message, holder_alive, lost_message, new_lease, taking_message
 from .log import LogStore, Row
 
 if TYPE_CHECKING:
@@ -126,6 +128,8 @@ _WRITES: dict[tuple[bool, bool], LiteralString] = {
 
 _MAX_CONNECTIONS = 8
 
+_NOT_A_DSN: Final = "PostgresCheckpointer: the dsn is not a PostgreSQL URL or connection string"
+
 
 class PostgresCheckpointer(LogStore):
     """Checkpoints in a PostgreSQL database: a log of steps per thread, readable by every worker.
@@ -154,12 +158,20 @@ class PostgresCheckpointer(LogStore):
             raise ImportError(
                 "PostgresCheckpointer needs psycopg and psycopg-pool: pip install 'nbgraph[postgres]'"
             ) from None
+        unread: str | None = None
         try:
             params = conninfo_to_dict(dsn)
         except psycopg.Error as exc:
-            raise CheckpointError(
-                f"PostgresCheckpointer: the dsn is not a PostgreSQL URL or connection string: {exc}"
-            ) from None
+            params, unread = {}, " ".join(str(exc).split())
+        # (Raised out here, not from the parser's error: that may quote the password.)
+        if unread is not None:
+            raise CheckpointError(unreadable(_NOT_A_DSN, dsn, unread))
+        if spilled(dsn, params, PASSWORD_OPTIONS):
+            why = "part of the password reads as the host, port or database"
+            raise CheckpointError(unreadable(_NOT_A_DSN, dsn, why, spilled=True))
+        for option in PASSWORD_OPTIONS:
+            if params.get(option):
+                register_secret(str(params[option]))  # (whatever quotes it later is redacted)
         self.url = _public_url(params)
         """The server and database (never the password)."""
         self.name = f"Postgres store {self.url}"
@@ -353,9 +365,7 @@ class PostgresCheckpointer(LogStore):
                     break
                 dead = held.token if held is not None else None
         raise ThreadBusy(
-            busy_message(thread, held, self.name)
-            if held is not None
-            else f"thread {thread!r} is being taken by another worker ({self.name}); try again",
+            busy_message(thread, held, self.name) if held is not None else taking_message(thread, self.name),
             holder=held,
         )
 

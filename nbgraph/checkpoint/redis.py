@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import CheckpointError, LeaseLost, ThreadBusy
+from ..secrets import register_secret
+from ._dsn import spilled, unreadable
 from .leases import (
     DEFAULT_TTL,
     Lease,
@@ -25,10 +27,13 @@ from .leases import (
     holder_alive,
     lost_message,
     new_lease,
+    taking_message,
 )
 from .log import LogStore, Row
 
 __all__ = ["RedisCheckpointer"]
+
+_NOT_A_URL = "RedisCheckpointer: the url is not a Redis URL"
 
 # KEYS: lock, steps, patches, answers, snapshots, head
 # ARGV: token ("" for no lease), step, data, patches, answers ("" unchanged), snapshot ("" none), replace ("1"/"0"), ttl ("" none)
@@ -98,19 +103,10 @@ class RedisCheckpointer(LogStore):
         super().__init__()
         try:
             import redis
-            from redis.backoff import ExponentialBackoff
-            from redis.retry import Retry
         except ImportError:
             raise ImportError("RedisCheckpointer needs the redis package: pip install 'nbgraph[redis]'") from None
         if client is None:
-            client = redis.Redis.from_url(
-                url,
-                retry=Retry(ExponentialBackoff(cap=0.5, base=0.02), 4),
-                # (named, not left to the default: redis-py before 6 retries nothing unless told which errors)
-                retry_on_error=[redis.ConnectionError, redis.TimeoutError],
-                socket_connect_timeout=2.0,
-                socket_timeout=5.0,
-            )
+            client = _client(url)
         self._redis = client
         self._errors = redis.RedisError
         self.ttl = ttl
@@ -277,26 +273,29 @@ class RedisCheckpointer(LogStore):
 
     def acquire(self, thread: str, run: str | None = None, *, force: bool = False) -> Lease:
         lease = new_lease(thread, run, self.lease_ttl)
+        held: Lease | None = None
         with self._failures("take the lease", thread):
             if force:
                 self.unlock(thread)
-            if self._lock(lease).acquire(blocking=False, token=_value(lease)):
-                return self._held(lease)
-            found = self._holder(thread)
-            if found is not None and holder_alive(found[0]) is False:
-                # Its process on this host is gone: take the lock from that holder, and only from it.
-                if self._take_over(
-                    keys=[self._key(thread, "lock")], args=[found[1], _value(lease), int(self.lease_ttl * 1000)]
-                ):
+            # Each round reads the holder afresh: another worker may take or free the thread
+            # between taking the lock and reading who holds it.
+            for _ in range(3):
+                if self._lock(lease).acquire(blocking=False, token=_value(lease)):
                     return self._held(lease)
                 found = self._holder(thread)
-            if found is None and self._lock(lease).acquire(blocking=False, token=_value(lease)):
-                return self._held(lease)  # freed meanwhile
-        held = found[0] if found is not None else None
+                if found is None:
+                    continue  # freed meanwhile
+                held, value = found
+                if holder_alive(held) is not False:
+                    break
+                # Its process on this host is gone: take the lock from that holder, and only from it.
+                if self._take_over(
+                    keys=[self._key(thread, "lock")], args=[value, _value(lease), int(self.lease_ttl * 1000)]
+                ):
+                    return self._held(lease)
+                held = None  # another worker took it first: who, the next round reads
         raise ThreadBusy(
-            busy_message(thread, held, self.name)
-            if held
-            else (f"thread {thread!r} is being taken by another worker ({self.name}); try again"),
+            busy_message(thread, held, self.name) if held is not None else taking_message(thread, self.name),
             holder=held,
         )
 
@@ -330,3 +329,34 @@ class RedisCheckpointer(LogStore):
 
     def __repr__(self) -> str:
         return f"RedisCheckpointer({self.url!r})"
+
+
+def _client(url: str) -> Any:
+    """A client of the server at ``url`` (it connects when first asked something); a URL it cannot
+    read is a CheckpointError naming the server, never the password."""
+    import redis
+    from redis.backoff import ExponentialBackoff
+    from redis.retry import Retry
+
+    try:
+        client = redis.Redis.from_url(
+            url,
+            retry=Retry(ExponentialBackoff(cap=0.5, base=0.02), 4),
+            # (named, not left to the default: redis-py before 6 retries nothing unless told which errors)
+            retry_on_error=[redis.ConnectionError, redis.TimeoutError],
+            socket_connect_timeout=2.0,
+            socket_timeout=5.0,
+        )
+    except (ValueError, TypeError) as exc:
+        unread, misread = str(exc), False
+    else:
+        kwargs = client.connection_pool.connection_kwargs
+        misread = spilled(url, kwargs, ("password",))
+        if not misread:
+            if kwargs.get("password"):
+                register_secret(kwargs["password"])  # (whatever quotes it later is redacted)
+            return client
+        unread = "part of the password reads as the host, port or database"
+    # (Raised out here, not from the parser's error: it, or the error it came from, may quote the
+    # password, as urllib does a port that is part of it.)
+    raise CheckpointError(unreadable(_NOT_A_URL, url, unread, spilled=misread))
