@@ -265,3 +265,15 @@ class TestStores:
         finally:
             forget_secret(password)
         assert leaks(kept, (password, password[:10])) == []
+
+
+async def test_the_live_view_of_a_run_failing_with_the_key_shows_none_of_it(configured_key):
+    def auth(state):
+        raise RuntimeError(f"auth failed for {configured_key}")
+
+    run = one_node(auth).start({}, display=False)
+    view = GraphView.for_run(run)
+    result = await run
+    shown = json.dumps(view.get_state(), default=str)
+    assert result.outcome == "failed" and "auth failed for" in shown  # the view did show the failure
+    assert [secret for secret in FRAGMENTS if secret in shown] == []
