@@ -11,18 +11,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import pydantic
 
 from .errors import ResumeError
+from .schema_check import schema_problems
 
 __all__ = [
     "Approval",
     "BREAK_ANSWERS",
     "BudgetFigures",
+    "Change",
     "Pause",
     "Rerun",
+    "TOOL_DECISIONS",
+    "ToolCallAsk",
+    "ToolDecision",
     "answers_by_id",
     "bind",
     "read_answer",
@@ -33,6 +38,7 @@ __all__ = [
     "read_break",
     "read_budget",
     "read_input",
+    "read_tool_decisions",
 ]
 
 BREAK_ANSWERS = ("continue", "step", "stop")
@@ -89,14 +95,65 @@ class BudgetFigures(pydantic.BaseModel):
     """Raised limits that leave room for about as many steps again as the run has taken."""
 
 
+TOOL_DECISIONS = ("approve", "edit", "reject", "respond")
+"""What a person may decide about a tool call before it runs: run it as asked, run it with
+other arguments, refuse it with a message the model reads as its result, or give the result
+in the tool's place."""
+
+
+class ToolCallAsk(pydantic.BaseModel):
+    """A tool call that waits for a person's decision before it runs."""
+
+    model_config = pydantic.ConfigDict(frozen=True, defer_build=True)
+
+    call_id: str
+    """The model's id for the call (the tool message that answers it carries it)."""
+    name: str
+    description: str = ""
+    arguments: dict[str, Any]
+    """The arguments the model asked for."""
+    parameters: dict[str, Any] = pydantic.Field(default_factory=dict)
+    """The tool's JSON schema for its arguments: an edit is checked against it, a view builds its form from it."""
+    decisions: tuple[str, ...] = TOOL_DECISIONS
+    """The decisions this call takes (a subset of :data:`TOOL_DECISIONS`)."""
+
+
+class ToolDecision(pydantic.BaseModel):
+    """A person's decision on one tool call.
+
+    ``approve`` runs it as asked; ``edit`` runs it with ``arguments``; ``reject`` does not run
+    it, and the model reads ``message`` as its result; ``respond`` does not run it either, and
+    ``message`` is the result, as if the tool had given it.
+    """
+
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    type: Literal["approve", "edit", "reject", "respond"]
+    arguments: dict[str, Any] | None = None
+    message: str | None = None
+
+
+class Change(pydantic.BaseModel):
+    """One field a node's update changes, as an approval shows it: its value before and after
+    (for a list the update appended to, ``after`` holds only what it appended)."""
+
+    model_config = pydantic.ConfigDict(frozen=True, defer_build=True)
+
+    field: str
+    before: Any = None
+    after: Any = None
+    appended: bool = False
+
+
 class Pause(pydantic.BaseModel):
-    """An open request for a person: ``kind="input"``, ``"approval"``, ``"breakpoint"`` or ``"budget"``."""
+    """An open request for a person: ``kind="input"``, ``"approval"``, ``"tool"`` (a tool call
+    waiting for a decision), ``"breakpoint"`` or ``"budget"``."""
 
     model_config = pydantic.ConfigDict(frozen=True, defer_build=True)
 
     id: str
     """Unique per pause; answers must carry it."""
-    kind: Literal["input", "approval", "breakpoint", "budget"]
+    kind: Literal["input", "approval", "tool", "breakpoint", "budget"]
     node: str
     step: int
     """The step the node runs as (input, a breakpoint before it) or ran as (approval, a breakpoint after it)."""
@@ -113,11 +170,23 @@ class Pause(pydantic.BaseModel):
     input_kind: str = "text"
     """For input pauses: "text", "number", "choice", ... (a hint for the UI)."""
     slot: str | None = None
-    """Input pauses: where the answer is stored, so a re-run node gets it back."""
+    """Input and tool pauses: where the answer is stored, so a re-run node gets it back."""
     at: Literal["before", "after"] | None = None
-    """Breakpoint pauses: the node has not run yet (before), or has run and its routing waits (after)."""
+    """Breakpoint and approval pauses: the node has not run yet (before), or has run and its routing waits (after)."""
     update: Any = None
-    """Breakpoint pauses after a node: the update it returned (as JSON)."""
+    """Breakpoint and approval pauses after a node: the update it returned (as JSON)."""
+    changes: tuple[Change, ...] = ()
+    """Approval pauses after a node: what its update changes in the state, field by field."""
+    next: tuple[str, ...] | None = None
+    """Approval pauses after a node: where the run goes if it is approved (None: not known before it routes)."""
+    input: Any = None
+    """Approval pauses before a node: the state it would run on (as JSON)."""
+    takes_update: bool = False
+    """Breakpoint pauses of a LangGraph run: the answer may carry a correction to the state,
+    ``{"answer": "continue", "update": {...}}`` (LangGraph's ``Command(update=...)``)."""
+    tool_calls: tuple[ToolCallAsk, ...] = ()
+    """Tool pauses: the calls waiting for a decision (one for a tool with an approval policy;
+    several in a LangGraph review interrupt). Answered with a decision for each."""
     reruns: Rerun | None = None
     """What a resume from a checkpoint runs again to come back here (None: nothing, the
     node had not started or had finished)."""
@@ -201,12 +270,65 @@ def read_input(pause: Pause, answer: Any) -> Any:
     return answer
 
 
+def read_tool_decisions(pause: Pause, answer: Any) -> tuple[ToolDecision, ...]:
+    """Accept decisions on a tool pause's calls, one per call, in their order.
+
+    ``"approve"`` / ``True``, ``"reject"`` / ``False`` decide every call; a decision
+    (``{"type": "edit", "arguments": {...}}``, a :class:`ToolDecision`) decides the one call;
+    a list gives one decision per call. An edit's arguments are checked against the call's
+    schema, and refused naming the field.
+    """
+    calls = pause.tool_calls
+    if answer is True or answer == "approve":
+        answer = [{"type": "approve"}] * len(calls)
+    elif answer is False or answer == "reject":
+        answer = [{"type": "reject"}] * len(calls)
+    elif isinstance(answer, (Mapping, ToolDecision)):
+        answer = [answer]
+    if not isinstance(answer, (list, tuple)):
+        raise ResumeError(
+            f"a tool call is answered with 'approve', 'reject' or a decision such as "
+            f"{{'type': 'edit', 'arguments': {{...}}}}; got {answer!r:.200}"
+        )
+    given = cast("list[Any] | tuple[Any, ...]", answer)
+    if len(given) != len(calls):
+        raise ResumeError(f"the pause at {pause.path!r} asks about {len(calls)} tool calls; got {len(given)} decisions")
+    decisions: list[ToolDecision] = []
+    for call, item in zip(calls, given, strict=True):
+        try:
+            decision = item if isinstance(item, ToolDecision) else ToolDecision.model_validate(item)
+        except pydantic.ValidationError as exc:
+            raise ResumeError(
+                f"a decision on {call.name} must look like {{'type': 'approve' | 'edit' | 'reject' | 'respond', "
+                f"'arguments': {{...}}, 'message': '...'}}: {_first_problem(exc)}"
+            ) from None
+        if decision.type not in call.decisions:
+            raise ResumeError(f"{call.name} takes {', '.join(call.decisions)}; not {decision.type!r}")
+        if decision.type == "edit":
+            if decision.arguments is None:
+                raise ResumeError(f"an edit of {call.name} needs its new 'arguments'")
+            problems = schema_problems(call.parameters, decision.arguments)
+            if problems:
+                raise ResumeError(f"the edited arguments of {call.name} do not fit its schema: {'; '.join(problems)}")
+        elif decision.type == "respond" and decision.message is None:
+            raise ResumeError(f"a response in place of {call.name} needs its 'message': the result the model reads")
+        decisions.append(decision)
+    return tuple(decisions)
+
+
+def _first_problem(exc: pydantic.ValidationError) -> str:
+    error = exc.errors()[0]
+    return f"{'.'.join(map(str, error['loc'])) or 'decision'}: {error['msg']}"
+
+
 def read_answer(pause: Pause, answer: Any) -> Any:
     """Check ``answer`` against what ``pause`` takes, in the form the engine applies it.
 
     Raises:
         ResumeError: the answer does not fit the pause.
     """
+    if pause.kind == "tool":
+        return read_tool_decisions(pause, answer)
     if pause.kind == "approval":
         return read_approval(answer)
     if pause.kind == "breakpoint":

@@ -12,11 +12,15 @@ import inspect
 import json
 import typing
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 import pydantic
 
-__all__ = ["Tool", "tool"]
+__all__ = ["Approval", "Tool", "tool"]
+
+Approval: TypeAlias = "bool | Callable[[Any], bool]"
+"""A tool's approval policy: every call waits for a person (True), none does (False), or those
+for which ``policy(arguments)`` is true, given the validated arguments (``args.amount > 100``)."""
 
 
 class Tool:
@@ -29,6 +33,7 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
         completes: bool = False,
+        approval: Approval = False,
     ) -> None:
         if not callable(fn):
             raise TypeError(f"a tool must be a function, got {fn!r}")
@@ -37,6 +42,10 @@ class Tool:
         self.description = description if description is not None else _first_paragraph(inspect.getdoc(fn))
         self.completes = completes
         """A completion tool ends the agent's turn: it runs last in its batch, then the node returns."""
+        if not (isinstance(approval, bool) or callable(approval)):
+            raise TypeError(f"tool {self.name!r}: approval must be True, False or a function of the arguments, not {approval!r}")
+        self.approval: Approval = approval
+        """Which calls wait for a person's decision before they run (see :data:`Approval`)."""
         self.is_async = inspect.iscoroutinefunction(fn)
         self.arguments = _arguments_model(fn, self.name)
         schema = self.arguments.model_json_schema()
@@ -75,11 +84,12 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     completes: bool = False,
+    approval: Approval = False,
 ) -> Any:
-    """Make a :class:`Tool`: ``@tool``, ``@tool(completes=True)`` or ``tool(fn, name=...)``."""
+    """Make a :class:`Tool`: ``@tool``, ``@tool(approval=True)`` or ``tool(fn, name=...)``."""
     if fn is None:
-        return lambda f: Tool(f, name=name, description=description, completes=completes)
-    return Tool(fn, name=name, description=description, completes=completes)
+        return lambda f: Tool(f, name=name, description=description, completes=completes, approval=approval)
+    return Tool(fn, name=name, description=description, completes=completes, approval=approval)
 
 
 def as_tool(item: Any) -> Tool:
