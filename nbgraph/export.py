@@ -58,7 +58,8 @@ def to_dag(
     """The graph as a JSON-ready dict; with ``history``, nodes carry ``visits`` and edges ``fired``.
 
     Nodes: ``{"id", "kind", "approval", "tools"?, "visits"?, "map"?, "graph"?, "mapping"?}``
-    with ``START``/``END`` as kind ``"start"``/``"end"``; ``map`` marks a node an
+    with ``START``/``END`` as kind ``"start"``/``"end"``; ``approval`` is ``false``, ``"after"``
+    or ``"before"`` (when a person approves the node); ``map`` marks a node an
     ``each=`` edge runs once per item; a sub-graph node (kind ``"graph"``) holds its
     graph's own ``{"name", "nodes", "edges", "problems"}`` under ``graph`` (counted from
     the steps inside it), and ``mapping`` when it has input/output mappings. Edges:
@@ -85,7 +86,7 @@ def _dag(
     mapped = {edge["to"] for edge in edges if edge.get("each")}
     nodes: list[dict[str, Any]] = [{"id": START, "kind": "start"}]
     for name, spec in specs.items():
-        node: dict[str, Any] = {"id": name, "kind": spec.kind, "approval": spec.approval}
+        node: dict[str, Any] = {"id": name, "kind": spec.kind, "approval": spec.approval or False}
         if spec.tools:
             node["tools"] = list(spec.tools)
         if name in mapped:

@@ -135,7 +135,7 @@ class Graph(Running):
         name: str,
         fn: Callable[..., Any] | Graph,
         *,
-        approval: bool = False,
+        approval: bool | Literal["before", "after"] = False,
         on_deny: str | None = None,
         feedback: bool = True,
         destinations: Iterable[str] | None = None,
@@ -152,8 +152,12 @@ class Graph(Running):
         ``input(state) -> its input`` and ``output(its_state) -> update`` map between
         the two when they differ.
 
-        ``approval=True`` pauses after the node until a person approves or denies;
-        ``on_deny`` names the node to go to on a denial (default: end ``denied``).
+        ``approval=True`` (or ``"after"``) pauses after the node, before the run goes on,
+        until a person approves its update (showing what it changes and where the run
+        goes next) or denies it: a denied update never reaches the state.
+        ``approval="before"`` pauses before the node runs, showing the state it would
+        run on; a denied node does not run. ``on_deny`` names the node to go to on a
+        denial (default: end ``denied``).
         ``feedback=False`` turns off revision feedback for LLM nodes on revisits.
         ``destinations`` lists where the node's ``Goto`` commands and ``Send`` items
         may lead: they are drawn as dotted edges, count for reachability, stand in
@@ -184,6 +188,8 @@ class Graph(Running):
             )
         if isinstance(destinations, str):
             raise TypeError(f"node {name!r}: destinations must be a list of node names, got {destinations!r}")
+        if approval not in (True, False, None, "before", "after"):
+            raise ValueError(f"node {name!r}: approval must be True, False, 'before' or 'after', got {approval!r}")
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
             raise ValueError(f"node {name!r}: timeout must be a number of seconds > 0, got {timeout!r}")
         self._nodes[name] = NodeSpec(
@@ -191,7 +197,7 @@ class Graph(Running):
             fn=fn,
             takes_ctx=calls_with_ctx,
             is_async=asynchronous,
-            approval=approval,
+            approval="after" if approval is True else approval or None,
             on_deny=on_deny,
             feedback=feedback,
             destinations=tuple(destinations) if destinations is not None else None,

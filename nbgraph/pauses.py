@@ -39,6 +39,7 @@ __all__ = [
     "read_budget",
     "read_input",
     "read_tool_decisions",
+    "state_changes",
 ]
 
 BREAK_ANSWERS = ("continue", "step", "stop")
@@ -270,6 +271,34 @@ def read_input(pause: Pause, answer: Any) -> Any:
     return answer
 
 
+def state_changes(before: Mapping[str, Any], after: Mapping[str, Any], fields: Iterable[str]) -> tuple[Change, ...]:
+    """What changed in ``fields`` from ``before`` to ``after``, as an approval shows it (JSON).
+
+    A list the update appended to shows only what was appended: an approval of one message
+    in a 10,000-message conversation shows that message, not the conversation.
+    """
+    from .state import to_jsonable
+
+    changes: list[Change] = []
+    for field in fields:
+        old, new = before.get(field), after.get(field)
+        if new is old:
+            continue
+        if isinstance(old, list) and isinstance(new, list) and _extends(cast("list[Any]", new), cast("list[Any]", old)):
+            added = cast("list[Any]", new)[len(cast("list[Any]", old)) :]
+            changes.append(Change(field=field, after=to_jsonable(added, strict=False), appended=True))
+            continue
+        shown_old, shown_new = to_jsonable(old, strict=False), to_jsonable(new, strict=False)
+        if shown_old != shown_new:
+            changes.append(Change(field=field, before=shown_old, after=shown_new))
+    return tuple(changes)
+
+
+def _extends(new: list[Any], old: list[Any]) -> bool:
+    # Identity, not equality: a reducer that appends keeps the old items themselves.
+    return len(new) > len(old) and all(a is b for a, b in zip(old, new, strict=False))
+
+
 def read_tool_decisions(pause: Pause, answer: Any) -> tuple[ToolDecision, ...]:
     """Accept decisions on a tool pause's calls, one per call, in their order.
 
@@ -330,7 +359,12 @@ def read_answer(pause: Pause, answer: Any) -> Any:
     if pause.kind == "tool":
         return read_tool_decisions(pause, answer)
     if pause.kind == "approval":
-        return read_approval(answer)
+        approval = read_approval(answer)
+        if approval.update and pause.at == "before":
+            raise ResumeError(
+                f"an approval before {pause.path!r} runs takes no update (the node has not run); approve or deny it"
+            )
+        return approval
     if pause.kind == "breakpoint":
         return read_break(answer)
     if pause.kind == "budget":

@@ -46,7 +46,8 @@ class NodeSpec(NamedTuple):
     """The node's function ``fn(state)`` or ``fn(state, ctx)``; for a sub-graph node, its ``Graph``."""
     takes_ctx: bool
     is_async: bool
-    approval: bool = False
+    approval: Literal["before", "after"] | None = None
+    """When a person approves the node: before it runs, or after (before the run goes on)."""
     on_deny: str | None = None
     feedback: bool = True
     destinations: tuple[str, ...] | None = None
@@ -159,6 +160,9 @@ class NodePlan:
     takes_ctx: bool
     is_async: bool
     approval: bool
+    """A person approves the node's update before the run goes on."""
+    approval_before: bool
+    """A person approves before the node runs."""
     timeout: float | None
     wants_ctx: bool
     """The function, a condition or the router takes a ``ctx``: build one per step."""

@@ -396,6 +396,7 @@ def _loose(name: str) -> Plan:
         takes_ctx=False,
         is_async=False,
         approval=False,
+        approval_before=False,
         timeout=None,
         wants_ctx=False,
         fixed=None,

@@ -122,7 +122,9 @@ publish -> END
     def test_node_options(self):
         g = parse("START -> review [approval, on_deny=rewrite, no_feedback]\nreview -> END\nrewrite -> END", NS, "opts")
         spec = g.nodes["review"]
-        assert (spec.approval, spec.on_deny, spec.feedback) == (True, "rewrite", False)
+        assert (spec.approval, spec.on_deny, spec.feedback) == ("after", "rewrite", False)
+        gated = parse("START -> send [approval=before]\nsend -> END", {"send": lambda s: None}, "gate").nodes["send"]
+        assert gated.approval == "before"
 
     def test_standalone_node_line_sets_options(self):
         g = parse("START -> publish -> END\npublish [approval]", NS, "alone")
@@ -657,7 +659,7 @@ class TestNewErrors:
         )
         self.check(
             "START -> research [input = to_query] -> END",
-            "unknown option 'input = to_query' for node 'research'; options are approval, no_feedback, "
+            "unknown option 'input = to_query' for node 'research'; options are approval, approval=before, no_feedback, "
             "on_deny=NAME, destinations=A|B, input=FN, output=FN",
             1,
             20,

@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "nbgraph.reducers",
             "nbgraph.state",
             "nbgraph.pauses",
+            "nbgraph.schema_check",
             "nbgraph.events",
             "nbgraph.history",
             "nbgraph.checkpoint.base",

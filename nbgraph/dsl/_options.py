@@ -33,6 +33,12 @@ def _parse_options(line: _Line, name: str, raw: str, column: int) -> dict[str, A
         value = rest.strip()
         if item == "approval":
             options["approval"] = True
+        elif item.startswith("approval="):
+            if value not in ("before", "after"):
+                raise line.error(
+                    f"approval is 'approval', 'approval=before' or 'approval=after', got {_shown(item)}", at
+                )
+            options["approval"] = value
         elif item in ("no_feedback", "no-feedback"):
             options["feedback"] = False
         elif item.startswith("on_deny="):
@@ -51,7 +57,7 @@ def _parse_options(line: _Line, name: str, raw: str, column: int) -> dict[str, A
             options[key] = _Ref(value, line.number, at + len(key) + 1 + len(rest) - len(rest.lstrip()), line.text)
         else:
             raise line.error(
-                f"unknown option {_shown(item)} for node {name!r}; options are approval, no_feedback, on_deny=NAME, "
+                f"unknown option {_shown(item)} for node {name!r}; options are approval, approval=before, no_feedback, on_deny=NAME, "
                 "destinations=A|B, input=FN, output=FN",
                 at,
             )

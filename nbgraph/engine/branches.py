@@ -1,8 +1,8 @@
 """Running a step's slots: each one's node with the pauses around it, several at once as
 branches.
 
-A slot runs its node (or takes what a checkpoint kept of it), with a breakpoint's pause
-before and an approval or a breakpoint's pause after, and settles as one
+A slot runs its node (or takes what a checkpoint kept of it), with a breakpoint's pause or an
+approval before, and an approval or a breakpoint's pause after, and settles as one
 :data:`~nbgraph.engine.slots.Outcome`. Several slots run as tasks of the run's loop (at
 most ``max_concurrency`` at once), each numbered before any starts; with
 ``settle="fail_fast"`` the first to fail cancels the others, and only the slots that failed
@@ -12,22 +12,24 @@ of themselves are named. Nothing here writes a run's state: the step folds the o
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..history import Step
 from ..plan import NodePlan
 from .breaks import Breaks, pause_after, pause_before, stop_reason
 from .calls import Activity, Caller
 from .ending import Ending
+from .folds import fold
 from .limits import Aborted
 from .listeners import Listeners, answered, error_event, interrupt, node_exit
-from .people import Asking, PauseRequested, approval_pause, judge
+from .people import Asking, PauseRequested, approval_pause, gate_pause, judge, stored_answer
 from .slots import Called, ChildFailed, Ended, Failed, Halted, Outcome, Parked, Settled, Slot, kept_pause, restored
 from .stops import Stopped
 
 if TYPE_CHECKING:
-    from ..history import Step
-    from ..pauses import Pause
+    from ..pauses import Change, Pause
     from .levels import Level
 
 __all__ = ["Slots", "as_branch"]
@@ -72,7 +74,7 @@ class Slots:
             try:
                 got = await pause_before(breaks, self.asking, self.resumption, frame, slot.step)
             except PauseRequested as paused:
-                return Parked((paused.pause,))
+                return Parked(paused.pauses)
             except asyncio.CancelledError:
                 if branch:
                     raise
@@ -81,6 +83,12 @@ class Slots:
                 held, stop = got
                 if stop is not None:
                     raise Stopped(stop)
+        if node.approval_before:
+            asked: list[Any] = []
+            refused = await self._gate(level, slot, node, asked)
+            if refused is not None:
+                return refused
+            held = (*(held or ()), *asked)
         try:
             outcome = await self.call(level, slot, held)
         except asyncio.CancelledError:
@@ -96,25 +104,26 @@ class Slots:
         return outcome
 
     async def call(
-        self, level: Level, slot: Slot, held: tuple[Any, ...] | None = None, *, asked: Pause | None = None
+        self, level: Level, slot: Slot, held: tuple[Any, ...] | None = None, *, asked: tuple[Pause, ...] = ()
     ) -> Outcome:
         """Call the slot's node; when a synchronous node asks (``ctx.ask``: ``asked``, if it asked
         already) in a live run, wait for the answer and call it again, from its start, until it
-        has every answer it asks for."""
+        has every answer it asks for. A node that cannot wait is parked at what it asks."""
         asking = self.asking
         while True:
-            if asked is not None:
+            if asked:
                 if not asking.live:
-                    return Parked((asked,))
-                try:
-                    answer = await asking.wait(asked)
-                except PauseRequested as unwound:  # nobody will answer after all
-                    return Parked((unwound.pause,))
-                asking.pauses.answers[asked.slot or ""] = answer
+                    return Parked(asked)
+                for pause in asked:
+                    try:
+                        answer = await asking.wait(pause)
+                    except PauseRequested as unwound:  # nobody will answer after all
+                        return Parked(unwound.pauses)
+                    asking.pauses.answers[pause.slot or ""] = stored_answer(pause, answer)
             try:
                 return await self.caller.call(level, slot, held)
             except PauseRequested as paused:
-                asked = paused.pause
+                asked = paused.pauses
 
     async def _after(self, level: Level, slot: Slot, node: NodePlan, called: Called, pause: Pause | None) -> Outcome:
         """The pause after a slot's node ran, an approval or a breakpoint: answered now (live),
@@ -131,7 +140,7 @@ class Slots:
         try:
             if node.approval:
                 if pause is None:
-                    pause = approval_pause(node, record)
+                    pause = approval_pause(node, record, *self._verdict_shown(level, slot, node, called))
                     if not self.asking.live:
                         return Parked((pause,), called)
                     # The node has finished: say so before the interrupt, so live listeners see
@@ -142,7 +151,7 @@ class Slots:
                     try:
                         answer = await self.asking.wait(pause, None, events)
                     except PauseRequested as paused:
-                        return Parked((paused.pause,), called)
+                        return Parked(paused.pauses, called)
                     record = record._replace(approval_events=tuple(events))
                 from ..pauses import read_approval
 
@@ -161,7 +170,7 @@ class Slots:
                 try:
                     stop = await pause_after(self.breaks, self.asking, record, called.update, events)
                 except PauseRequested as paused:
-                    return Parked((paused.pause,), called)
+                    return Parked(paused.pauses, called)
                 except asyncio.CancelledError:
                     if branch:
                         raise
@@ -171,6 +180,64 @@ class Slots:
             self.activity.answered_after(level, slot)
         called = called._replace(records=(*called.records[:-1], record))
         return called if stop is None else Halted(called, stop)
+
+    async def _gate(self, level: Level, slot: Slot, node: NodePlan, events: list[Any]) -> Outcome | None:
+        """The approval before a slot's node runs: None when approved (its pause's events are put
+        in ``events``, for the step's record), or how the slot settles when it is denied (the
+        node does not run) or parked (nobody can wait, or the resume that brought it back has
+        no answer)."""
+        frame = slot.frame
+        kept = self.resumption.gate((frame.path, frame.branch))
+        if kept is not None and kept[1] is not None:
+            pause, answer = kept
+            thread = self.listeners.thread
+            events += (interrupt(thread, slot.step, pause), answered(thread, slot.step, pause, answer))
+            for event in events:
+                self.listeners.emit(event)
+        else:
+            pause = gate_pause(frame, slot.step, level.values, kept[0].id if kept is not None else None)
+            if not self.asking.live:
+                return Parked((pause,))
+            try:
+                answer = await self.asking.wait(pause, None, events)
+            except PauseRequested as paused:
+                return Parked(paused.pauses)
+        from ..pauses import read_approval
+
+        approval = read_approval(answer)
+        if approval.approved:
+            return None
+        record = Step(slot.step, node.name, slot.visit, time.time(), 0.0, None, None, frame.path, frame.branch)
+        record = record._replace(approval_events=tuple(events))
+        verdict = judge(node, level.plan, record, approval)
+        if verdict.refused and frame.branch == level.branch:
+            return Ended(
+                Ending("denied", f"approval before {node.name!r} was denied; it did not run"), records=(record,)
+            )
+        return Called((verdict.record,), None, verdict.hop, None)
+
+    def _verdict_shown(
+        self, level: Level, slot: Slot, node: NodePlan, called: Called
+    ) -> tuple[tuple[Change, ...], tuple[str, ...] | None]:
+        """What a step's update changes in the state, and where the run goes next if it is
+        approved, for the person asked (nothing that fails here stops the run: routing runs
+        again, on the approved state, as the step closes)."""
+        from ..pauses import state_changes
+
+        plan, before = level.plan, level.values
+        try:
+            after = fold(plan, before, called.update, called.records[:-1], slot.frame)
+        except Exception:
+            return (), None
+        changes = state_changes(before, after, (called.update or {}).keys())
+        hop = called.hop or node.fixed
+        if hop is None:
+            try:
+                hop = node.route(plan.schema.view(after), called.ctx)
+            except Exception:
+                return changes, None
+        # (a hop with no frames ends the run: its edge goes to END)
+        return changes, tuple(dict.fromkeys(frame.node for frame in hop.frames)) or (hop.edge.target,)
 
     def _answered_here(self, record: Step, pause: Pause, answer: Any) -> Step:
         """A pause after a node that a resume answered: announced, and kept in the step's record,

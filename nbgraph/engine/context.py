@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..names import new_id
@@ -12,7 +13,7 @@ from .limits import Aborted, Meter
 from .listeners import Listeners, answered, interrupt, text_delta
 
 if TYPE_CHECKING:
-    from ..pauses import Pause
+    from ..pauses import Pause, ToolCallAsk, ToolDecision
     from ..plan import Plan
     from .people import Asking
     from .resumption import Resumption
@@ -269,6 +270,99 @@ class Context:
 
         raise PauseRequested(asked.pause)
 
+    async def review_tool_calls(self, calls: Sequence[ToolCallAsk]) -> list[tuple[ToolDecision, ...]]:
+        """Ask a person to decide on each of ``calls`` before any runs; their decisions, in order.
+
+        Every call gets its own pause (kind ``tool``), all open together and answered in any
+        order. A live run waits for all of them; a run that cannot wait ends ``interrupted``
+        at those not answered yet, and on resume this node runs again from its start and
+        this call returns the decisions given (what the node did before asking must be kept
+        with :meth:`keep` to be taken up again rather than done twice).
+        """
+        door = self._door
+        if door is None:
+            raise RuntimeError(f"review_tool_calls() needs a running node; {self.node!r} is being routed outside a run")
+        from ..pauses import Pause, read_tool_decisions
+
+        answers = door.asking.pauses.answers
+        resumption = door.resumption
+        base = self._slot_base()
+        decided: list[tuple[ToolDecision, ...] | None] = []
+        asked: list[Pause] = []
+        waiting: list[int] = []  # the places in ``decided`` the asked pauses fill
+        for call in calls:
+            slot = f"{base}.tool.{call.call_id}"
+            pause = Pause(
+                id=resumption.asked_id(slot) or new_id(),
+                kind="tool",
+                node=self.node,
+                step=self.step,
+                path=self.path,
+                branch=self.branch,
+                prompt=f"Run {call.name}({_arguments_shown(call.arguments)})?",
+                slot=slot,
+                tool_calls=(call,),
+            )
+            if slot in answers:
+                brought = resumption.input(slot)
+                if brought is not None:
+                    thread = door.listeners.thread
+                    self.emit(interrupt(thread, self.step, brought[0]))
+                    self.emit(answered(thread, self.step, brought[0], brought[1]))
+                decided.append(read_tool_decisions(pause, answers[slot]))
+            else:
+                waiting.append(len(decided))
+                decided.append(None)
+                asked.append(pause)
+        if asked:
+            asking = door.asking
+            if not asking.live:
+                from .people import PauseRequested
+
+                raise PauseRequested(*asked)
+            from .people import PauseRequested, stored_answer
+
+            got = await asyncio.gather(*(asking.wait(pause, self) for pause in asked), return_exceptions=True)
+            unanswered: list[Pause] = []
+            for place, pause, answer in zip(waiting, asked, got, strict=True):
+                if isinstance(answer, PauseRequested):
+                    unanswered.extend(answer.pauses)  # nobody will answer after all
+                elif isinstance(answer, BaseException):
+                    raise answer
+                else:
+                    answers[pause.slot or ""] = stored_answer(pause, answer)
+                    decided[place] = answer
+            if unanswered:
+                raise PauseRequested(*unanswered)
+        return [decision for decision in decided if decision is not None]
+
+    def kept(self, key: str) -> Any:
+        """What this call of the node kept with :meth:`keep` before a run that could not wait
+        stopped at a question inside it (None: nothing; the node starts afresh)."""
+        door = self._door
+        if door is None:
+            return None
+        return door.asking.pauses.answers.get(f"{self._slot_base()}!{key}")
+
+    def keep(self, key: str, value: Any) -> None:
+        """Keep ``value`` (plain data) with this call's answers, so that when the node runs again
+        from its start after a question, it takes up what it had done (model replies, tool
+        results) instead of doing it twice; ``None`` forgets it, which a node does once it
+        has what it kept for."""
+        door = self._door
+        if door is None:
+            return
+        answers = door.asking.pauses.answers
+        slot = f"{self._slot_base()}!{key}"
+        if value is None:
+            answers.pop(slot, None)
+        else:
+            answers[slot] = value
+
+    def _slot_base(self) -> str:
+        where = self.node if self.branch is None else f"{self.node}@{self.branch}"
+        return f"{self._scope}{where}#{self.visit}"
+
     def _asking(self, how: str, prompt: Any, options: Any, kind: str, slot: str | None) -> _Asked | _Answered:
         """The question at this call's slot: answered already (a resume brought it, or the
         node asked before it ran again), or a pause to open."""
@@ -277,8 +371,7 @@ class Context:
             raise RuntimeError(f"{how}() needs a running node; {self.node!r} is being routed outside a run")
         self._asked += 1
         if slot is None:
-            where = self.node if self.branch is None else f"{self.node}@{self.branch}"
-            slot = f"{self._scope}{where}#{self.visit}.{self._asked}"
+            slot = f"{self._slot_base()}.{self._asked}"
         else:
             if slot.startswith("__"):  # (the run keeps its breakpoints, budget and trace there)
                 raise ValueError(f"{how}(slot={slot!r}): slots starting with '__' are the run's own; name another")
@@ -323,6 +416,11 @@ class Context:
             reruns=self.rerun(),
         )
         return _Asked(door, pause)
+
+
+def _arguments_shown(arguments: Mapping[str, Any]) -> str:
+    text = ", ".join(f"{key}={json.dumps(value, ensure_ascii=False, default=str)}" for key, value in arguments.items())
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 class _Asked(NamedTuple):

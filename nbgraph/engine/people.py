@@ -26,7 +26,7 @@ from .listeners import Listeners, answered, interrupt
 from .stops import interrupted
 
 if TYPE_CHECKING:
-    from ..pauses import Approval, Pause
+    from ..pauses import Approval, Change, Pause
     from .context import Context
 
 __all__ = [
@@ -36,9 +36,11 @@ __all__ = [
     "Verdict",
     "approval_pause",
     "budget_pause",
+    "gate_pause",
     "check_storable",
     "judge",
     "raised",
+    "stored_answer",
 ]
 
 
@@ -48,8 +50,10 @@ class PauseRequested(BaseException):
     A BaseException so that a node's own ``except Exception`` cannot swallow it.
     """
 
-    def __init__(self, pause: Pause) -> None:
+    def __init__(self, pause: Pause, *more: Pause) -> None:
         self.pause = pause
+        self.pauses = (pause, *more)
+        """Every pause the node waits on (tool calls of one model turn ask together)."""
         super().__init__(pause.id)
 
 
@@ -162,6 +166,14 @@ def _unwind(future: asyncio.Future[Any], pause: Pause) -> None:
         future.set_exception(PauseRequested(pause))
 
 
+def stored_answer(pause: Pause, answer: Any) -> Any:
+    """``answer`` as the run keeps it at ``pause``'s slot, for a node that asks again (JSON:
+    a tool pause's decisions as plain dicts)."""
+    if pause.kind == "tool":
+        return [decision.model_dump(exclude_none=True) for decision in answer]
+    return answer
+
+
 def check_storable(answer: Any, pause: Pause) -> None:
     """An answer must survive a checkpoint: refuse it now, while the person can give another."""
     try:
@@ -248,8 +260,11 @@ class Asking:
 # -- approvals -------------------------------------------------------------------------
 
 
-def approval_pause(node: NodePlan, record: Step) -> Pause:
-    """The pause that asks a person to approve the step ``record`` of ``node``."""
+def approval_pause(
+    node: NodePlan, record: Step, changes: tuple[Change, ...] = (), next: tuple[str, ...] | None = None
+) -> Pause:
+    """The pause that asks a person to approve the step ``record`` of ``node``: what its update
+    ``changes`` in the state, and where the run goes ``next`` if it is approved."""
     from ..pauses import Pause
 
     return Pause(
@@ -260,6 +275,29 @@ def approval_pause(node: NodePlan, record: Step) -> Pause:
         path=record.path,
         branch=record.branch,
         prompt=f"Approve the result of {node.name!r}?",
+        at="after",
+        update=None if record.update is None else to_jsonable(record.update, strict=False),
+        changes=changes,
+        next=next,
+    )
+
+
+def gate_pause(frame: Frame, step: int, values: Mapping[str, Any], pause_id: str | None = None) -> Pause:
+    """The pause that asks a person to approve ``frame``'s node before it runs as ``step``,
+    on the state ``values``."""
+    from ..pauses import Pause
+
+    where = f" in branch {frame.branch!r}" if frame.branch else ""
+    return Pause(
+        id=pause_id or new_id(),
+        kind="approval",
+        node=frame.node,
+        step=step,
+        path=frame.path,
+        branch=frame.branch,
+        prompt=f"Let {frame.node!r} run{where}?",
+        at="before",
+        input=to_jsonable(dict(values), strict=False),
     )
 
 
@@ -275,14 +313,18 @@ class Verdict(NamedTuple):
 
 
 def judge(node: NodePlan, plan: Plan, record: Step, approval: Approval) -> Verdict:
-    """What ``approval`` decides for ``record``, the step of ``node`` in ``plan``."""
+    """What ``approval`` decides for ``record``, the step of ``node`` in ``plan``.
+
+    A denial drops the step's update, whether the node ran (approval after it) or not (before):
+    what a person refused never reaches the state; the run goes to ``on_deny``, or ends.
+    """
     spec = node.spec
     if not approval.approved:
         if spec.on_deny is None:
             edge = FiredEdge(spec.name, END, "denied", False)
             return Verdict(record._replace(update=None, edge=edge), Hop(edge, ()), refused=True)
         edge = FiredEdge(spec.name, spec.on_deny, "denied", False)
-        return Verdict(record._replace(edge=edge), plan.hop_of(edge))
+        return Verdict(record._replace(update=None, edge=edge), plan.hop_of(edge))
     if approval.update:
         return Verdict(record._replace(edit=approval.update), None)
     return Verdict(record, None)

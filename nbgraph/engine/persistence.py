@@ -330,9 +330,9 @@ def _ask_for_answer(thread: str, pause: Pause) -> None:
             f"thread {thread!r} is paused before {pause.path!r}: {pause.prompt}; pass the raised limits, "
             f"answer={{'tokens': ...}} (suggested: {pause.budget.suggested if pause.budget else {}}), or 'stop'"
         )
+    wanted = {"approval": "an approval", "tool": "a decision on a tool call"}.get(pause.kind, "input")
     raise ResumeError(
-        f"thread {thread!r} is waiting for {'an approval' if pause.kind == 'approval' else 'input'} "
-        f"at node {pause.node!r} ({pause.prompt!r}); pass answer="
+        f"thread {thread!r} is waiting for {wanted} at node {pause.node!r} ({pause.prompt!r}); pass answer="
     )
 
 

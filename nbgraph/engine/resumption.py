@@ -22,7 +22,7 @@ Where = tuple[str, "str | None"]
 class Resumption:
     """The answers and places a resumed run takes up where its thread stopped."""
 
-    __slots__ = ("_asked", "_before", "_inputs", "_levels", "_verdicts", "budget", "rerunning")
+    __slots__ = ("_asked", "_before", "_gates", "_inputs", "_levels", "_verdicts", "budget", "rerunning")
 
     def __init__(self) -> None:
         self.budget: tuple[Pause, Any] | None = None
@@ -32,31 +32,40 @@ class Resumption:
         self._levels: dict[str, Any] = {}
         self._asked: dict[str, str] = {}
         self._before: dict[Where, tuple[Pause, Any]] = {}
+        self._gates: dict[Where, tuple[Pause, Any]] = {}
         self.rerunning: set[Where] = set()
-        """Where nodes stopped at an input: they run again from their start (their
-        ``node-enter`` says ``rerun``)."""
+        """Where nodes stopped at a question asked inside them (an input, a tool call): they run
+        again from their start (their ``node-enter`` says ``rerun``)."""
 
     def begin(self, last_pauses: tuple[Pause, ...], levels: Mapping[str, Any]) -> None:
         """The thread stopped at ``last_pauses``, inside the sub-graph ``levels``."""
         self._levels = dict(levels)
         # Questions left open keep their id when asked again: an answer given for one in
         # the meantime (with the id the person saw) still lands.
-        self._asked = {pause.slot: pause.id for pause in last_pauses if pause.kind == "input" and pause.slot}
+        self._asked = {pause.slot: pause.id for pause in last_pauses if pause.slot}
         # A breakpoint before a node that is not answered pauses again, with the same id.
         self._before = {
             (pause.path, pause.branch): (pause, None)
             for pause in last_pauses
             if pause.kind == "breakpoint" and pause.at == "before"
         }
-        self.rerunning = {(pause.path, pause.branch) for pause in last_pauses if pause.kind == "input"}
+        # An approval before a node that is not answered asks again, with the same id.
+        self._gates = {
+            (pause.path, pause.branch): (pause, None)
+            for pause in last_pauses
+            if pause.kind == "approval" and pause.at == "before"
+        }
+        self.rerunning = {(pause.path, pause.branch) for pause in last_pauses if pause.slot}
 
     def answer(self, pause: Pause, value: Any) -> None:
         """Take the answer to ``pause``, which the checkpoint holds open (a budget pause's only
         when it is ``stop``: raised limits apply as the run starts)."""
-        if pause.kind == "input":
-            self._inputs[pause.slot or ""] = (pause, value)
+        if pause.slot is not None:  # asked inside a node (an input, a tool call): kept at its slot
+            self._inputs[pause.slot] = (pause, value)
         elif pause.kind == "breakpoint" and pause.at == "before":
             self._before[(pause.path, pause.branch)] = (pause, value)  # the node runs; its record shows the pause
+        elif pause.kind == "approval" and pause.at == "before":
+            self._gates[(pause.path, pause.branch)] = (pause, value)
         elif pause.kind == "budget":
             self.budget = (pause, value)
         else:
@@ -69,8 +78,8 @@ class Resumption:
         return self._verdicts.pop(pause_id, None) if self._verdicts else None
 
     def input(self, slot: str) -> tuple[Pause, Any] | None:
-        """The input pause answered for ``slot`` and its answer, once: the node shows them where
-        a live run would."""
+        """The pause asked inside a node answered for ``slot`` and its answer, once: the node
+        shows them where a live run would."""
         return self._inputs.pop(slot, None) if self._inputs else None
 
     def asked_id(self, slot: str) -> str | None:
@@ -93,6 +102,11 @@ class Resumption:
         """The breakpoint pause the run stopped at before the node at ``where``, and the answer
         a resume brought (None: it asks again)."""
         return self._before.pop(where, None) if self._before else None
+
+    def gate(self, where: Where) -> tuple[Pause, Any] | None:
+        """The approval before the node at ``where`` the run stopped at, and the verdict a resume
+        brought (None: it asks again)."""
+        return self._gates.pop(where, None) if self._gates else None
 
     def level(self, key: str) -> Any | None:
         """The sub-graph level a checkpoint kept at ``key``, to enter again where it stopped."""

@@ -154,19 +154,19 @@ def run(
         return run_awaiting(slots, level, prepared, base, before)
     slot = prepared[0]
     node = level.plan.nodes[slot.frame.node]
-    if node.is_async or node.subplan is not None or node.approval:
+    if node.is_async or node.subplan is not None or node.approval or node.approval_before:
         return run_awaiting(slots, level, prepared, base, before)
     try:
         outcome = slots.caller.call_now(level, slot)
     except PauseRequested as paused:  # (ctx.ask in a synchronous node: it is called again, and waits)
-        return run_awaiting(slots, level, prepared, base, before, asked=paused.pause)
+        return run_awaiting(slots, level, prepared, base, before, asked=paused.pauses)
     except (Aborted, KeyboardInterrupt) as stop:
         return _stopped_inside(level, prepared, [None], base, before, stop)
     return _new_tuple(Ran, ((outcome,), _FIRST if type(outcome) is Failed else ()))  # (half a Ran(...): once a step)
 
 
 async def run_awaiting(
-    slots: Slots, level: Level, prepared: list[Slot], base: int, before: dict[str, Any], asked: Pause | None = None
+    slots: Slots, level: Level, prepared: list[Slot], base: int, before: dict[str, Any], asked: tuple[Pause, ...] = ()
 ) -> Ran | Ending:
     """:func:`run` for the steps that await: a node that is async, runs a sub-graph, is asked
     about before or after it runs, or one of several branches; ``asked`` is the question a
@@ -179,7 +179,7 @@ async def run_awaiting(
         if count == 1:
             slot = prepared[0]
             node = level.plan.nodes[slot.frame.node]
-            if kept or slots.breaks.armed or node.subplan is not None or node.approval:
+            if kept or slots.breaks.armed or node.subplan is not None or node.approval or node.approval_before:
                 outcome = await slots.run(level, slot, kept.get(slot.step))
             else:
                 outcome = await slots.call(level, slot, asked=asked)

@@ -31,7 +31,7 @@ from .folds import fold, fold_record, shares_state
 from .levels import Level, enter, level_key
 from .limits import Budget, Meter
 from .listeners import Listeners, route_event, run_start
-from .people import Asking, raised
+from .people import Asking, raised, stored_answer
 from .persistence import Persistence, Snapshot, Totals, default_checkpointer, remembered
 from .resumption import Resumption
 from .slots import Called, restored
@@ -453,8 +453,8 @@ class Walker:
         for pause, value in answered:
             if pause.kind == "budget" and value != "stop":
                 raised(meter, pause, value)
-            elif pause.kind == "input":
-                self.asking.pauses.answers[pause.slot or ""] = value
+            elif pause.slot is not None:
+                self.asking.pauses.answers[pause.slot] = stored_answer(pause, value)
                 resumption.answer(pause, value)
             else:
                 resumption.answer(pause, value)

@@ -31,7 +31,7 @@ from .messages import (
 )
 from .model import ChatRequest, Completion
 from .resolve import resolve_model
-from .tools import Tool, as_tool
+from .tools import Approval, Tool, as_tool
 
 __all__ = ["MAX_EMPTY_REPLIES", "llm_node", "parse_wrappers", "intercept_models"]
 
@@ -97,6 +97,7 @@ def llm_node(
     feedback: bool = True,
     wrappers: bool = False,
     max_context_tokens: int | None = None,
+    approval: Mapping[str, Approval] | None = None,
     name: str | None = None,
 ) -> Callable[..., Any]:
     """Build an LLM node: ``g.add_node("agent", llm_node(system="...", tools=[search]))``.
@@ -126,6 +127,14 @@ def llm_node(
             ``status_report``) in the update for the graph's edges to route on.
         max_context_tokens: keep only the newest messages within this many
             (estimated) tokens in the prompt; the state keeps them all.
+        approval: which calls wait for a person's decision before they run, by tool
+            name (``{"send_email": True, "refund": lambda args: args.amount > 100}``);
+            a tool not named keeps its own policy (``tool(approval=...)``; an MCP
+            server's tools: from its annotations). The calls of one reply that need a
+            decision pause together, each with its own pause of kind ``tool``, and no
+            call of that reply runs until each is decided: approved, edited (new
+            arguments), rejected (the model reads the person's message as the result)
+            or answered in the tool's place.
         name: the function's name (shown in tracebacks); default ``llm_node``.
     """
     if tool_choice not in ("auto", "required", "none"):
@@ -135,6 +144,7 @@ def llm_node(
     toolbox = {t.name: t for t in map(as_tool, tools)}
     if len(toolbox) != len(tools):
         raise ValueError("two tools share a name: " + ", ".join(as_tool(t).name for t in tools))
+    policies = _policies(toolbox, approval or {})
     schemas = [t.schema for t in toolbox.values()]
     prompt = system.strip()
     if output is not None:
@@ -150,7 +160,7 @@ def llm_node(
         chat_model = resolve_model(model, ctx.model)
         for intercept in _INTERCEPTORS:
             chat_model = intercept(chat_model, ctx)
-        turn = _Turn(ctx, chat_model, toolbox)
+        turn = _Turn(ctx, chat_model, toolbox, policies)
         history = as_messages(state_field(state, "messages") or ())
         window = _window(history, state, max_context_tokens)
         head = [SystemMessage(id="system", content=prompt)] if prompt else []
@@ -158,31 +168,40 @@ def llm_node(
         note = ctx.revision_note if feedback else None
         past = [*window, SystemMessage(id="revision", content=note)] if note else window
         turn.failed_last = _failed_calls_of_last_turn(history)
-        turn.new.extend(UserMessage(content=text) for text in ctx.take_steering())
+        # A run that stopped at this turn's tool calls takes up the turn where it stopped.
+        pending = turn.take_up(ctx.kept(_KEPT_TURN))
+        if pending is None:
+            turn.new.extend(UserMessage(content=text) for text in ctx.take_steering())
 
         def request(choice: str) -> ChatRequest:
             return ChatRequest(
                 messages=[*head, *past, *turn.new], tools=schemas if choice != "none" else (), tool_choice=choice
             )
 
-        rounds = 0
         while True:
-            choice = tool_choice
-            if threshold is not None and _distinct_tools(history, turn.new) < threshold:
-                choice = "required"
-            if not toolbox:
-                turn.no_tools = "the node has no tools"
-                choice = "none"
-            elif rounds >= max_tool_rounds:
-                turn.no_tools = f"its max_tool_rounds={max_tool_rounds} were used up"
-                choice = "none"
-            reply = await turn.ask(request(choice))
-            if not reply.tool_calls:
-                break
-            rounds += 1
-            if await turn.run_tools(reply.tool_calls):
+            if pending is None:
+                choice = tool_choice
+                if threshold is not None and _distinct_tools(history, turn.new) < threshold:
+                    choice = "required"
+                if not toolbox:
+                    turn.no_tools = "the node has no tools"
+                    choice = "none"
+                elif turn.rounds >= max_tool_rounds:
+                    turn.no_tools = f"its max_tool_rounds={max_tool_rounds} were used up"
+                    choice = "none"
+                reply = await turn.ask(request(choice))
+                if not reply.tool_calls:
+                    break
+                turn.rounds += 1
+                calls = reply.tool_calls
+            else:
+                calls, pending = pending, None
+            decisions = await turn.review(calls)
+            if await turn.run_tools(calls, decisions):
                 break  # a completion tool ran: the turn is over
             turn.new.extend(UserMessage(content=text) for text in ctx.take_steering())
+        if turn.reviewed:
+            ctx.keep(_KEPT_TURN, None)
 
         text = turn.final_text
         update: dict[str, Any] = {}
@@ -209,13 +228,36 @@ def llm_node(
     return node
 
 
+_KEPT_TURN = "turn"
+"""What an LLM node keeps (``ctx.keep``) of its turn while its tool calls wait for decisions."""
+
+
+def _policies(toolbox: Mapping[str, Tool], given: Mapping[str, Approval]) -> dict[str, Approval]:
+    """Each tool's approval policy: the node's, else the tool's own."""
+    unknown = [name for name in given if name not in toolbox]
+    if unknown:
+        raise ValueError(
+            f"approval= names {', '.join(map(repr, unknown))}, which the node does not have; "
+            f"its tools are: {', '.join(toolbox) or 'none'}"
+        )
+    for name, policy in given.items():
+        if not (isinstance(policy, bool) or callable(policy)):
+            raise TypeError(
+                f"approval= for tool {name!r} must be True, False or a function of the arguments, not {policy!r}"
+            )
+    return {name: given.get(name, tool.approval) for name, tool in toolbox.items()}
+
+
 class _Turn:
     """One execution of an LLM node: the messages it adds and its guardrails' memory."""
 
-    def __init__(self, ctx: Any, model: Any, toolbox: dict[str, Tool]) -> None:
+    def __init__(self, ctx: Any, model: Any, toolbox: dict[str, Tool], policies: Mapping[str, Approval]) -> None:
         self.ctx = ctx
         self.model = model
         self.toolbox = toolbox
+        self.policies = policies
+        self.rounds = 0  # rounds of tool calls made
+        self.reviewed = False  # some call of this turn waited for a person's decision
         self.new: list[Any] = []
         self.results: dict[str, str] = {}  # call key -> result of a successful call
         self.failed_last: set[str] = set()  # call keys that failed in the previous round
@@ -286,13 +328,118 @@ class _Turn:
             error_type="ToolCallsNotRun",
         )
 
-    async def run_tools(self, calls: Sequence[Any]) -> bool:
-        """Run one batch of calls, completion tools last; True if a completion tool ran."""
+    # -- decisions before tools run ------------------------------------------------------
+
+    def _needs_decision(self, call: Any) -> bool:
+        tool = self.toolbox.get(call.name)
+        if tool is None or call.raw_arguments is not None or _call_key(call) in self.results:
+            return False  # it fails, or repeats a call that ran, without running anything
+        policy = self.policies[call.name]
+        if isinstance(policy, bool):
+            return policy
+        try:
+            arguments = tool.arguments.model_validate(call.arguments)
+        except pydantic.ValidationError:
+            return False  # it fails validation and runs nothing; the model is told why
+        try:
+            return bool(policy(arguments))
+        except Exception as exc:
+            raise RunFailed(
+                f"the approval policy of tool {call.name!r} in node {self.ctx.node!r} raised "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+
+    async def review(self, calls: Sequence[Any]) -> dict[str, Any]:
+        """A person's decision on each of ``calls`` whose policy asks for one, by call id; the
+        run waits (or stops) until each is decided, before any call of the batch runs."""
+        from ..pauses import ToolCallAsk
+
+        asks = [
+            ToolCallAsk(
+                call_id=call.id,
+                name=call.name,
+                description=self.toolbox[call.name].description,
+                arguments=call.arguments,
+                parameters=self.toolbox[call.name].schema["function"]["parameters"],
+            )
+            for call in calls
+            if self._needs_decision(call)
+        ]
+        if not asks:
+            return {}
+        self.reviewed = True
+        # If the run cannot wait, this node runs again from its start once the decisions come:
+        # it takes the turn up from here rather than asking the model again or running a tool twice.
+        self.ctx.keep(_KEPT_TURN, self._kept())
+        decided = await self.ctx.review_tool_calls(asks)
+        return {ask.call_id: decisions[0] for ask, decisions in zip(asks, decided, strict=True)}
+
+    def _kept(self) -> dict[str, Any]:
+        ctx = self.ctx
+        return {
+            "new": [message.model_dump(mode="json") for message in self.new],
+            "results": self.results,
+            "failed_last": sorted(self.failed_last),
+            "rounds": self.rounds,
+            "usage": [ctx.tokens, ctx.cost, ctx.turns],
+            "counts": [self.calls, self.empty, self.dropped],
+        }
+
+    def take_up(self, kept: Any) -> tuple[Any, ...] | None:
+        """Take up a turn that stopped at its last reply's tool calls (``kept`` by :meth:`review`):
+        those calls, to be decided; None for a fresh turn."""
+        if not isinstance(kept, Mapping):
+            return None
+        self.reviewed = True
+        self.new = as_messages(kept["new"])
+        self.results = dict(kept["results"])
+        self.failed_last = set(kept["failed_last"])
+        self.rounds = kept["rounds"]
+        self.calls, self.empty, self.dropped = kept["counts"]
+        tokens, cost, turns = kept["usage"]
+        self.ctx.add_usage(tokens=tokens, cost=cost, turns=turns)
+        self._tell_taken_up()
+        return self.new[-1].tool_calls
+
+    def _tell_taken_up(self) -> None:
+        """The step's record shows the tool calls made before the stop, where a live run's are."""
+        calls = {call.id: call for message in self.new if message.role == "assistant" for call in message.tool_calls}
+        for message in self.new:
+            if message.role != "tool":
+                continue
+            call = calls.get(message.tool_call_id)
+            args = {} if call is None else call.arguments if call.raw_arguments is None else call.raw_arguments
+            self.ctx.emit("tool-call", call_id=message.tool_call_id, name=message.name, args=args)
+            self.ctx.emit(
+                "tool-result",
+                call_id=message.tool_call_id,
+                name=message.name,
+                result=message.content,
+                is_error=message.is_error,
+            )
+
+    def _edited(self, call: Any, arguments: dict[str, Any]) -> Any:
+        """``call`` with a person's arguments, also in the reply that asked for it: the model
+        reads the call that ran."""
+        edited = call.model_copy(update={"arguments": arguments})
+        for i in range(len(self.new) - 1, -1, -1):
+            message = self.new[i]
+            if message.role == "assistant" and any(c.id == call.id for c in message.tool_calls):
+                swapped = tuple(edited if c.id == call.id else c for c in message.tool_calls)
+                self.new[i] = message.model_copy(update={"tool_calls": swapped})
+                break
+        return edited
+
+    async def run_tools(self, calls: Sequence[Any], decisions: Mapping[str, Any]) -> bool:
+        """Run one batch of calls as decided, completion tools last; True if a completion tool ran."""
         ctx = self.ctx
         batch = sorted(calls, key=lambda call: self._completes(call.name))  # stable: order kept otherwise
         failed: set[str] = set()
         completed = False
         for call in batch:
+            decision = decisions.get(call.id)
+            if decision is not None and decision.type == "edit":
+                call = self._edited(call, decision.arguments)
             key = _call_key(call)
             ctx.emit(
                 "tool-call",
@@ -305,7 +452,15 @@ class _Turn:
                     f"stuck: node {ctx.node!r} repeated the failing call {call.name}({_shortened(_arguments_text(call))}) "
                     "in two consecutive turns"
                 )
-            if key in self.results:
+            if decision is not None and decision.type == "reject":
+                result, is_error = (
+                    decision.message or f"A person rejected this call of {call.name}; it did not run.",
+                    False,
+                )
+            elif decision is not None and decision.type == "respond":
+                result, is_error = decision.message or "", False
+                self.results[key] = result
+            elif key in self.results:
                 result, is_error = DUPLICATE_NOTE, False
             else:
                 result, is_error = await self._call(call)

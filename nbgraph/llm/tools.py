@@ -43,7 +43,9 @@ class Tool:
         self.completes = completes
         """A completion tool ends the agent's turn: it runs last in its batch, then the node returns."""
         if not (isinstance(approval, bool) or callable(approval)):
-            raise TypeError(f"tool {self.name!r}: approval must be True, False or a function of the arguments, not {approval!r}")
+            raise TypeError(
+                f"tool {self.name!r}: approval must be True, False or a function of the arguments, not {approval!r}"
+            )
         self.approval: Approval = approval
         """Which calls wait for a person's decision before they run (see :data:`Approval`)."""
         self.is_async = inspect.iscoroutinefunction(fn)
