@@ -66,7 +66,19 @@ def _graph_cell_args() -> None:
 @argument("--graph", help="only for this graph (default: any graph that names the node)")
 @argument("--llm", action="store_true", help="the cell body is the system prompt of an LLM node")
 @argument("--tools", default="", help="comma-separated tool functions for --llm")
-@argument("--approval", action="store_true", help="pause for approval after the node")
+@argument(
+    "--approval",
+    nargs="?",
+    const="after",
+    default=None,
+    choices=("before", "after"),
+    help="a person approves the node: after it ran (the default), or before it runs",
+)
+@argument(
+    "--approve-tools",
+    default="",
+    help="comma-separated tools of an --llm node whose every call waits for a person's decision",
+)
 @argument("--no-feedback", action="store_true", help="no revision feedback on revisits")
 def _node_cell_args() -> None:
     """``%%node NAME [options]``: define a node from a function body or a system prompt."""
@@ -84,6 +96,7 @@ Cell magic -- define a graph (the edges are the diagram)::
     research -> summarize                       # fallback: first match wins
     analyze -> summarize -> END                 # chains
     review [approval] -> publish | rewrite | END via route_review
+    publish [approval=before] -> END            # a person lets it run, or not
 
 Line magic -- subcommands::
 
@@ -310,10 +323,10 @@ class GraphMagics(Magics):
         if args.llm:
             fn = self._llm_node(name, cell, args)
         else:
-            if args.tools:
-                raise UsageError("%%node --tools only applies to --llm nodes")
+            if args.tools or args.approve_tools:
+                raise UsageError("%%node --tools and --approve-tools only apply to --llm nodes")
             fn = compile_node_body(name, cell, self._ns)
-        options = {"approval": args.approval, "feedback": not args.no_feedback}
+        options = {"approval": args.approval or False, "feedback": not args.no_feedback}
         self.nodes.setdefault(args.graph, {})[name] = NodeDefinition(fn, options)
         if args.graph is None:
             # A node for any graph is also a plain function of the notebook; one scoped to
@@ -343,7 +356,13 @@ class GraphMagics(Magics):
         from .llm import llm_node
 
         tools = [self._lookup(t.strip(), "--tools") for t in args.tools.split(",") if t.strip()]
-        return llm_node(system=prompt.strip(), tools=tools, feedback=not args.no_feedback, name=name)
+        approved = {t.strip(): True for t in args.approve_tools.split(",") if t.strip()}
+        try:
+            return llm_node(
+                system=prompt.strip(), tools=tools, approval=approved, feedback=not args.no_feedback, name=name
+            )
+        except ValueError as exc:
+            raise UsageError(f"%%node {name}: {exc}") from None
 
     # -- helpers ----------------------------------------------------------------------
 

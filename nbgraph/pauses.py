@@ -464,4 +464,6 @@ def _shown(answer: Any) -> str:
     if isinstance(answer, Mapping) and set(answer) == {"approved", "update"}:  # an Approval, as events keep it
         verdict = "approved" if answer["approved"] else "denied"
         return f"{verdict} with an edit" if answer["update"] else verdict
+    if isinstance(answer, list) and answer and all(isinstance(d, Mapping) and "type" in d for d in answer):
+        return "decided: " + ", ".join(str(cast("Mapping[str, Any]", d)["type"]) for d in answer)  # a tool pause's
     return f"with {answer!r:.200}"

@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
+from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
-from nbgraph import Graph, Resume
+from nbgraph import Graph, Resume, ScriptedModel
 from nbgraph.dsl import GraphSyntaxError
+from nbgraph.llm import Reply
 from nbgraph.export import DAG_SCHEMA_VERSION
 
 
@@ -184,6 +186,40 @@ class TestNodeCell:
         paused = graph.invoke(Resume(paused.thread, "Ada"))
         assert paused.pauses[0].kind == "approval"
         assert graph.invoke(Resume(paused.thread, True)).state["name"] == "Ada"
+
+    def test_node_approved_before_it_runs(self, shell):
+        shell.run_cell_magic("node", "send --approval before", "return {'sent': True}")
+        shell.run_cell_magic("graph", "g", "START -> send -> END")
+        paused = shell.user_ns["g"].invoke({})
+        assert (paused.pauses[0].kind, paused.pauses[0].at, paused.state) == ("approval", "before", {})
+        denied = shell.user_ns["g"].invoke(Resume(paused.thread, False))
+        assert (denied.outcome, denied.state) == ("denied", {})
+
+    def test_llm_node_whose_tool_calls_wait_for_a_decision(self, shell):
+        shell.run_cell(
+            """
+from nbgraph import MessagesState
+sent = []
+def send_email(to: str) -> str:
+    sent.append(to)
+    return "sent"
+""",
+            store_history=False,
+        )
+        shell.run_cell_magic("node", "agent --llm --tools send_email --approve-tools send_email", "You send mail.")
+        shell.run_cell_magic("graph", "g --state MessagesState", "START -> agent -> END")
+        model = ScriptedModel([Reply(tool_calls=[("send_email", {"to": "ada@example.com"})]), "ok"])
+        graph = shell.user_ns["g"]
+        graph.model = model
+        paused = graph.invoke({"messages": [{"role": "user", "content": "mail Ada"}]})
+        (pause,) = paused.pauses
+        assert (pause.kind, pause.tool_calls[0].name, shell.user_ns["sent"]) == ("tool", "send_email", [])
+        done = graph.invoke(Resume(paused.thread, "approve"))
+        assert done.outcome == "done" and shell.user_ns["sent"] == ["ada@example.com"]
+
+    def test_approve_tools_names_a_tool_the_node_lacks(self, shell):
+        with pytest.raises(UsageError, match="approval= names 'nope', which the node does not have"):
+            shell.run_cell_magic("node", "agent --llm --approve-tools nope", "x")
 
     def test_node_for_one_graph_only(self, shell):
         shell.run_cell_magic("node", "research --graph special", "return {'special': True}")

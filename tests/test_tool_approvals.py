@@ -273,3 +273,13 @@ async def test_stop_waiting_ends_the_run_at_every_call_still_open():
     result = await asyncio.wait_for(run, 10)
     assert result.outcome == "interrupted" and [p.tool_calls[0].name for p in result.pauses] == ["refund", "send_email"]
     assert desk.ran == []
+
+
+async def test_a_decision_given_twice_is_refused_with_what_was_decided():
+    desk = Desk()
+    run = agent_graph(ScriptedModel([Reply(tool_calls=[THREE_CALLS[2]]), "ok"]), desk.tools).start(ask(), display=False)
+    (email,) = await open_pauses(run, 1)
+    run.answer({"type": "reject", "message": "no"}, pause=email.id)
+    result = await run
+    with pytest.raises(ResumeError, match=r"answered already, decided: reject, at node 'agent'"):
+        agent_graph(ScriptedModel([]), desk.tools).invoke(Resume(result, "approve", pause=email.id))

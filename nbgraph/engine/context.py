@@ -292,7 +292,7 @@ class Context:
         waiting: list[int] = []  # the places in ``decided`` the asked pauses fill
         for call in calls:
             slot = f"{base}.tool.{call.call_id}"
-            pause = Pause(
+            pause = Pause.model_construct(  # (from checked values: a pause per call of a reply)
                 id=resumption.asked_id(slot) or new_id(),
                 kind="tool",
                 node=self.node,

@@ -354,8 +354,9 @@ class _Turn:
         run waits (or stops) until each is decided, before any call of the batch runs."""
         from ..pauses import ToolCallAsk
 
+        # (constructed: the values come from the tool and the model's checked call)
         asks = [
-            ToolCallAsk(
+            ToolCallAsk.model_construct(
                 call_id=call.id,
                 name=call.name,
                 description=self.toolbox[call.name].description,
