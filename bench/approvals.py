@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import statistics
 import sys
@@ -106,8 +107,8 @@ def durable(graph: Graph, state: Callable[[], dict[str, Any]], runs: int, pauses
     return (time.perf_counter() - t0) / runs
 
 
-def best(measure: Callable[[], float], repeat: int = 5) -> float:
-    return min(measure() for _ in range(repeat))
+def best(measure: Callable[..., float], *args: Any) -> float:
+    return min(measure(*args) for _ in range(5))
 
 
 def main() -> None:
@@ -117,21 +118,19 @@ def main() -> None:
     runs, tmp = args.runs, tempfile.mkdtemp(prefix="nbgraph-approvals-")
     asks, says = ask_graphs()
     waits, runs_at_once = tool_graphs()
-    short = lambda: conversation(1)  # noqa: E731
-    long = lambda: conversation(1_000)  # noqa: E731
     print(f"python {sys.version.split()[0]}; microseconds a pause adds to a run, best of 5 x {runs} runs")
     print(f"{'pause':<40}{'live':>10}{'durable (SQLite)':>18}")
-    for label, paused, plain, state in (
-        ("ask (ctx.request_input)", asks, says, short),
-        ("tool call waiting for a decision", waits, runs_at_once, short),
-        ("ask, 1,000-message conversation", asks, says, long),
-        ("tool call, 1,000-message conversation", waits, runs_at_once, long),
+    for label, paused, plain, messages in (
+        ("ask (ctx.request_input)", asks, says, 1),
+        ("tool call waiting for a decision", waits, runs_at_once, 1),
+        ("ask, 1,000-message conversation", asks, says, 1_000),
+        ("tool call, 1,000-message conversation", waits, runs_at_once, 1_000),
     ):
-        row = []
-        for measure in (live, durable):
-            extra = lambda m=measure: m(paused, state, runs, True, *(() if m is live else (tmp,)))
-            base = lambda m=measure: m(plain, state, runs, False, *(() if m is live else (tmp,)))
-            row.append((best(extra) - best(base)) * 1e6)
+        state = functools.partial(conversation, messages)
+        row = [
+            (best(live, paused, state, runs, True) - best(live, plain, state, runs, False)) * 1e6,
+            (best(durable, paused, state, runs, True, tmp) - best(durable, plain, state, runs, False, tmp)) * 1e6,
+        ]
         print(f"{label:<40}{row[0]:>10.0f}{row[1]:>18.0f}")
     print("target: a tool call's pause costs no more than an ask's, live and durable")
 

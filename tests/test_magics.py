@@ -10,8 +10,8 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from nbgraph import Graph, Resume, ScriptedModel
 from nbgraph.dsl import GraphSyntaxError
-from nbgraph.llm import Reply
 from nbgraph.export import DAG_SCHEMA_VERSION
+from nbgraph.llm import Reply
 
 
 @pytest.fixture
