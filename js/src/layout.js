@@ -177,7 +177,7 @@ export function badgesOf(node) {
   const badges = [];
   if (node.kind === "llm") badges.push(["LLM", "llm", "LLM node"]);
   if (node.tools && node.tools.length) badges.push([`\u2699${node.tools.length}`, "tools", `tools: ${node.tools.join(", ")}`]);
-  if (node.approval) badges.push(["\u2713", "approval", "asks for approval"]);
+  if (node.approval) badges.push(["\u2713", "approval", node.approval === "before" ? "asks for approval before it runs" : "asks for approval"]);
   return badges.map((badge) => [...badge, badge[0].length > 2 ? 26 : 18]);
 }
 

@@ -1,5 +1,8 @@
 // Everything around the drawing: status line, pending request, log, streamed text, controls.
+import { approvalView } from "./approval.js";
 import { h } from "./dom.js";
+import { foldBox, folding } from "./fold.js";
+import { collected, markField, toolCallView } from "./toolform.js";
 
 function fmtElapsed(seconds) {
   if (!Number.isFinite(seconds)) return "0.0s";
@@ -45,7 +48,13 @@ export function pauseWhere(pause) {
   return pause.branch ? `${where} \u00B7 branch ${pause.branch}` : where;
 }
 
-const KINDS = { approval: "Approval", input: "Input", breakpoint: "Breakpoint", budget: "Budget" };
+const KINDS = { approval: "Approval", input: "Input", breakpoint: "Breakpoint", budget: "Budget", tool: "Tool call" };
+
+/** What a box asks, for its `aria-label`: a tool pause names its calls when it has no prompt. */
+function askedOf(pause) {
+  if (pause.prompt) return pause.prompt;
+  return (pause.tool_calls || []).map((call) => call.name).join(", ");
+}
 
 /**
  * What a pause warns before it is answered: the node code (model and tool calls) a resume from
@@ -124,12 +133,67 @@ function budgetForm(pause, answer) {
   return form;
 }
 
+/**
+ * A breakpoint's Continue with the state edit typed under "Edit state": the word alone when the
+ * field is empty, `{answer: "continue", update}` with an object, or `{error}` for anything else.
+ */
+export function breakAnswer(text) {
+  if (!String(text || "").trim()) return { value: "continue" };
+  let update;
+  try {
+    update = JSON.parse(text);
+  } catch (error) {
+    return { error: `is not valid JSON: ${error.message}` };
+  }
+  if (update === null || typeof update !== "object" || Array.isArray(update)) {
+    return { error: 'must be a JSON object of fields and their new values, such as {"draft": "..."}' };
+  }
+  return { value: Object.keys(update).length ? { answer: "continue", update } : "continue" };
+}
+
+let editIds = 0;
+
+/** "Edit state": a disclosure with a JSON field whose update a breakpoint's Continue carries. */
+function stateEdit() {
+  const details = h("details", "nbg-fold nbg-break-edit");
+  details.appendChild(h("summary", "nbg-fold-head", "Edit state"));
+  const id = `nbg-edit${++editIds}`;
+  const label = h("label", "nbg-field-label", "Update to the state (JSON), applied by Continue");
+  label.htmlFor = id;
+  const area = h("textarea", "nbg-field-input nbg-field-area nbg-break-update-text");
+  area.id = id;
+  area.rows = 3;
+  area.spellcheck = false;
+  area.placeholder = '{"field": "new value"}';
+  const error = h("div", "nbg-field-error");
+  error.id = `${id}-error`;
+  error.hidden = true;
+  area.addEventListener("input", () => markField(area, error, ""));
+  details.append(label, area, error);
+  return { details, area, error };
+}
+
+/** A LangGraph run's static breakpoint: Continue carries the state edit, if one is typed (and fits). */
+function continueWith(edit, answer) {
+  const read = breakAnswer(edit.area.value);
+  markField(edit.area, edit.error, read.error ? `The update ${read.error}` : "");
+  if (read.error) {
+    edit.details.open = true;
+    edit.area.focus();
+  } else {
+    answer({ type: "answer", value: read.value });
+  }
+}
+
 /** A breakpoint's answers: the word sent, the label, classes, and what it does. */
 const BREAK_BUTTONS = [
   ["continue", "Continue", "nbg-approve nbg-break-continue", "Run on to the next breakpoint"],
   ["step", "Step", "nbg-break-step", "Run the next node, then pause again before the one after it"],
   ["stop", "Stop", "nbg-deny nbg-break-stop", "End the run (aborted); it can be resumed from here"],
 ];
+
+/** The controls a sent box disables while the kernel answers. */
+const CONTROLS = "button, input, select, textarea";
 
 function pauseBox(pause, send, ended) {
   const box = h("div", `nbg-pause nbg-pause-${pause.kind}`);
@@ -139,9 +203,15 @@ function pauseBox(pause, send, ended) {
   box.dataset.ended = String(ended);
   box.setAttribute("role", "group");
   const what = KINDS[pause.kind] || "Input";
-  box.setAttribute("aria-label", `${what} for ${pauseWhere(pause)}: ${pause.prompt}`);
+  box.setAttribute("aria-label", `${what} for ${pauseWhere(pause)}: ${askedOf(pause)}`);
   box.appendChild(h("div", "nbg-pause-node", `${what} \u2014 ${pauseWhere(pause)}`));
-  box.appendChild(h("div", "nbg-pause-prompt", pause.prompt));
+  if (pause.prompt || pause.kind !== "tool") box.appendChild(h("div", "nbg-pause-prompt", pause.prompt));
+  // Keys pressed on the box's buttons, folds and checkboxes are the box's: JupyterLab's notebook
+  // shortcuts skip text fields only, and would take a letter as a command ("a" inserts a cell,
+  // "d d" deletes one). Shortcuts with a modifier, and Escape, still reach it.
+  box.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape" && !event.ctrlKey && !event.metaKey && !event.altKey) event.stopPropagation();
+  });
   const warning = rerunWarning(pause, ended);
   if (warning) {
     const note = h("div", "nbg-pause-rerun", warning);
@@ -150,25 +220,34 @@ function pauseBox(pause, send, ended) {
   }
   if (pause.kind === "breakpoint" && pause.at === "after" && pause.update != null) {
     // What the node returned; its routing waits for the answer.
-    box.appendChild(h("pre", "nbg-text nbg-break-update", JSON.stringify(pause.update, null, 1)));
+    const text = JSON.stringify(pause.update, null, 1);
+    const shown = folding(pause.update);
+    const update = h("pre", "nbg-text nbg-break-update", text);
+    box.appendChild(shown.folded ? foldBox(shown.head, shown.size, update) : update);
   }
+  if (pause.kind === "approval") box.appendChild(approvalView(pause));
   const row = h("div", "nbg-pause-actions");
   // Once an answer is sent the box's controls wait for the kernel (a stale click is ignored there anyway).
   const answer = (message) => {
     box.classList.add("nbg-sent");
-    for (const control of box.querySelectorAll("button, input")) control.disabled = true;
+    for (const control of box.querySelectorAll(CONTROLS)) control.disabled = true;
     send({ ...message, pause_id: pause.id });
   };
   if (pause.kind === "budget") {
     row.appendChild(budgetForm(pause, answer));
+  } else if (pause.kind === "tool") {
+    toolBox(box, row, pause, answer);
   } else if (pause.kind === "breakpoint") {
     // The same "answer" message as an option: the kernel's run.respond takes the word.
+    const edit = pause.takes_update ? stateEdit() : null;
     for (const [value, label, cls, title] of BREAK_BUTTONS) {
       const button = h("button", `nbg-button ${cls}`, label);
       button.title = title;
-      button.addEventListener("click", () => answer({ type: "answer", value }));
+      const go = value === "continue" && edit ? () => continueWith(edit, answer) : () => answer({ type: "answer", value });
+      button.addEventListener("click", go);
       row.appendChild(button);
     }
+    if (edit) box.appendChild(edit.details);
   } else if (pause.kind === "approval") {
     const approve = h("button", "nbg-button nbg-approve", "Approve");
     const deny = h("button", "nbg-button nbg-deny", "Deny");
@@ -203,6 +282,35 @@ function pauseBox(pause, send, ended) {
   return box;
 }
 
+/** A tool pause: a view per call; with several, each call's choice and one Submit for them all. */
+function toolBox(box, row, pause, answer) {
+  const calls = pause.tool_calls || [];
+  const several = calls.length > 1;
+  const views = calls.map((call) =>
+    toolCallView(call, {
+      several,
+      submitOnEnter,
+      decided: (decision) => {
+        if (!several) answer({ type: "answer", value: [decision] });
+      },
+    }),
+  );
+  for (const view of views) box.appendChild(view.el);
+  if (!several) return;
+  const submit = h("button", "nbg-button nbg-approve nbg-tool-submit", "Submit decisions");
+  submit.title = "Send the decision chosen for each call";
+  const missing = h("div", "nbg-field-error nbg-tool-missing");
+  missing.setAttribute("role", "alert");
+  missing.hidden = true;
+  submit.addEventListener("click", () => {
+    const made = collected(calls, views.map((view) => view.current()));
+    missing.textContent = made.missing ? `Choose a decision for each call first: ${made.missing.join(", ")}` : "";
+    missing.hidden = !made.missing;
+    if (made.value) answer({ type: "answer", value: made.value });
+  });
+  row.append(submit, missing);
+}
+
 /**
  * The panel for open requests, one box per pause (several while branches wait), each with
  * its own option buttons or text field for input, or Approve / Deny for an approval. Each
@@ -225,7 +333,8 @@ export function renderPending(el, pending, send, ended = false) {
 export function reopenPending(el) {
   for (const box of el.querySelectorAll(".nbg-sent")) {
     box.classList.remove("nbg-sent");
-    for (const control of box.querySelectorAll("button, input")) control.disabled = false;
+    // (A read-only checkbox or select is disabled for good: `data-locked`.)
+    for (const control of box.querySelectorAll(CONTROLS)) if (!control.dataset.locked) control.disabled = false;
   }
 }
 
