@@ -10,8 +10,8 @@ way of answering follows.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal, cast
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, TypeGuard, cast
 
 import pydantic
 
@@ -284,8 +284,8 @@ def state_changes(before: Mapping[str, Any], after: Mapping[str, Any], fields: I
         old, new = before.get(field), after.get(field)
         if new is old:
             continue
-        if isinstance(old, list) and isinstance(new, list) and _extends(cast("list[Any]", new), cast("list[Any]", old)):
-            added = cast("list[Any]", new)[len(cast("list[Any]", old)) :]
+        if _is_list(old) and _is_list(new) and _extends(new, old):
+            added = [new[i] for i in range(len(old), len(new))]
             changes.append(Change(field=field, after=to_jsonable(added, strict=False), appended=True))
             continue
         shown_old, shown_new = to_jsonable(old, strict=False), to_jsonable(new, strict=False)
@@ -294,7 +294,11 @@ def state_changes(before: Mapping[str, Any], after: Mapping[str, Any], fields: I
     return tuple(changes)
 
 
-def _extends(new: list[Any], old: list[Any]) -> bool:
+def _is_list(value: Any) -> TypeGuard[Sequence[Any]]:
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))  # (a list, an append log)
+
+
+def _extends(new: Sequence[Any], old: Sequence[Any]) -> bool:
     # Identity, not equality: a reducer that appends keeps the old items themselves.
     return len(new) > len(old) and all(a is b for a, b in zip(old, new, strict=False))
 

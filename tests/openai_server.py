@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import re
 import socket
 import sys
 import threading
@@ -206,6 +207,14 @@ class _Handler(BaseHTTPRequestHandler):
         for required in ("model", "messages"):
             if required not in request:
                 return self._send_error(400, f"'{required}' is a required property")
+        for i, offered in enumerate(request.get("tools") or ()):
+            name = (offered.get("function") or {}).get("name", "")
+            if not _TOOL_NAME.fullmatch(name):
+                # As OpenAI does: one tool's bad name refuses the whole request.
+                return self._send_error(
+                    400, f"Invalid 'tools[{i}].function.name': string does not match pattern. Expected a string "
+                    f"that matches the pattern '^[a-zA-Z0-9_-]{{1,64}}$'."
+                )
         reply = owner._next_reply(request)
         if owner._closing.wait(reply.delay):  # the server is closing: answer nothing
             self.close_connection = True
@@ -259,6 +268,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 Call = tuple[str, str, str]
 """(id, function name, arguments JSON) of one tool call in an answer."""
+
+_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+"""The tool names OpenAI's API accepts."""
 
 
 def _completion(completion_id: str, request: Request, reply: Reply, calls: list[Call]) -> dict[str, Any]:

@@ -154,3 +154,19 @@ class TestBefore:
             Graph("g").add_node("a", lambda s: None, approval="sometimes")
         with pytest.raises(Exception, match="approval is 'approval', 'approval=before' or 'approval=after'"):
             parse("START -> a [approval=sometimes]\na -> END", {"a": lambda s: None}, "g")
+
+
+async def test_an_approval_in_a_chat_shows_only_the_message_the_node_added():
+    from nbgraph import MessagesState
+
+    g = Graph("chat", state=MessagesState)
+    g.add_node("reply", lambda s: {"messages": [{"role": "assistant", "content": "the reply"}]}, approval=True)
+    g.add_edge(START, "reply")
+    g.add_edge("reply", END)
+    said = [{"role": "user", "content": f"message {i}"} for i in range(1_000)]
+    run = g.start({"messages": said}, display=False)
+    (change,) = (await run.next_pause(timeout=5)).changes
+    assert (change.field, change.appended, len(change.after)) == ("messages", True, 1)
+    assert change.after[0]["content"] == "the reply" and change.before is None
+    run.approve()
+    assert len((await run).state.messages) == 1_001

@@ -66,7 +66,9 @@ def ask(text: str = "Refund order A1") -> dict:
 
 async def open_pauses(run, count: int):
     while len(run.pauses) < count:
-        await run.next_pause(timeout=10)
+        if await run.next_pause(timeout=10) is None:
+            result = await run
+            raise AssertionError(f"the run ended {result.outcome} before {count} pauses opened: {result.reason}")
     return run.pauses
 
 
@@ -283,3 +285,44 @@ async def test_a_decision_given_twice_is_refused_with_what_was_decided():
     result = await run
     with pytest.raises(ResumeError, match=r"answered already, decided: reject, at node 'agent'"):
         agent_graph(ScriptedModel([]), desk.tools).invoke(Resume(result, "approve", pause=email.id))
+
+
+class TestWireNames:
+    async def test_a_dotted_tool_name_reaches_the_model_as_it_accepts_and_comes_back(self, openai_server):
+        ran = []
+
+        def status(repo: str) -> str:
+            """The repository's status."""
+            ran.append(repo)
+            return "clean"
+
+        dotted = tool(status, name="git.status", approval=True)
+        openai_server.script(ServerReply(tool_calls=[("git_status", {"repo": "."})]), ServerReply(text="Clean."))
+        async with OpenAIModel("gpt-4o-mini", base_url=openai_server.base_url, api_key="sk-test", max_retries=0) as model:
+            run = agent_graph(model, [dotted]).start(ask(), display=False)
+            (pause,) = await open_pauses(run, 1)
+            assert pause.tool_calls[0].name == "git.status"  # the person sees the tool's own name
+            run.answer("approve")
+            result = await run
+        assert result.outcome == "done", result.reason
+        assert ran == ["."] and result.state.messages[-1].content == "Clean."
+        offered = openai_server.requests[0]["tools"]
+        assert [t["function"]["name"] for t in offered] == ["git_status"]
+
+    async def test_the_local_server_refuses_a_bad_tool_name_as_openai_does(self, openai_server):
+        import openai
+
+        async with openai.AsyncOpenAI(base_url=openai_server.base_url, api_key="sk-test", max_retries=0) as client:
+            with pytest.raises(openai.BadRequestError, match="does not match pattern"):
+                await client.chat.completions.create(
+                    model="gpt-4o-mini",
+                    messages=[{"role": "user", "content": "hi"}],
+                    tools=[{"type": "function", "function": {"name": "git.status", "parameters": {"type": "object"}}}],
+                )
+
+    def test_two_tools_the_model_would_call_the_same_are_refused_by_name(self):
+        def a(x: str) -> str:
+            return x
+
+        with pytest.raises(ValueError, match=r"tools 'git\.status' and 'git_status' would both be called 'git_status'"):
+            llm_node("x", tools=[tool(a, name="git.status"), tool(a, name="git_status")])

@@ -32,6 +32,7 @@ from .messages import (
 from .model import ChatRequest, Completion
 from .resolve import resolve_model
 from .tools import Approval, Tool, as_tool
+from .wire_names import WireNames
 
 __all__ = ["MAX_EMPTY_REPLIES", "llm_node", "parse_wrappers", "intercept_models"]
 
@@ -141,11 +142,15 @@ def llm_node(
         raise ValueError(f"tool_choice must be 'auto', 'required' or 'none', not {tool_choice!r}")
     if max_tool_rounds < 0:
         raise ValueError("max_tool_rounds must be 0 or more")
-    toolbox = {t.name: t for t in map(as_tool, tools)}
-    if len(toolbox) != len(tools):
+    own = {t.name: t for t in map(as_tool, tools)}
+    if len(own) != len(tools):
         raise ValueError("two tools share a name: " + ", ".join(as_tool(t).name for t in tools))
-    policies = _policies(toolbox, approval or {})
-    schemas = [t.schema for t in toolbox.values()]
+    # The model knows each tool by a name its API accepts (an MCP tool's "git.status" is
+    # "git_status" there); the conversation keeps the names the model used.
+    names = WireNames(own)
+    toolbox = {names.wire(name): tool for name, tool in own.items()}
+    policies = {names.wire(name): policy for name, policy in _policies(own, approval or {}).items()}
+    schemas = [_as_named(tool.schema, wire) for wire, tool in toolbox.items()]
     prompt = system.strip()
     if output is not None:
         schema = json.dumps(output.model_json_schema())
@@ -224,12 +229,18 @@ def llm_node(
     node.__name__ = node.__qualname__ = name or "llm_node"
     node.__doc__ = prompt or "An LLM node."
     node.nbgraph_kind = "llm"  # type: ignore[attr-defined]
-    node.nbgraph_tools = list(toolbox)  # type: ignore[attr-defined]
+    node.nbgraph_tools = list(own)  # type: ignore[attr-defined]
     return node
 
 
 _KEPT_TURN = "turn"
 """What an LLM node keeps (``ctx.keep``) of its turn while its tool calls wait for decisions."""
+
+
+def _as_named(schema: dict[str, Any], wire: str) -> dict[str, Any]:
+    if schema["function"]["name"] == wire:
+        return schema
+    return {**schema, "function": {**schema["function"], "name": wire}}
 
 
 def _policies(toolbox: Mapping[str, Tool], given: Mapping[str, Approval]) -> dict[str, Approval]:
@@ -358,7 +369,7 @@ class _Turn:
         asks = [
             ToolCallAsk.model_construct(
                 call_id=call.id,
-                name=call.name,
+                name=self.toolbox[call.name].name,
                 description=self.toolbox[call.name].description,
                 arguments=call.arguments,
                 parameters=self.toolbox[call.name].schema["function"]["parameters"],
