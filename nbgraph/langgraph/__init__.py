@@ -8,8 +8,12 @@ checkpointer (``get_state_history``, ``update_state``).
   path-map keys, sub-graphs as frames that open, self-loops.
 - :func:`start` runs it as a task of the running loop, shown live: the running nodes
   pulse, the log shows the steps and the models' streamed text, an ``interrupt()`` opens
-  a pause box answered with ``Command(resume=...)``, a static breakpoint waits for
-  Continue, Stop cancels. ``await run`` gives the final state.
+  a pause box answered with ``Command(resume=...)`` (a review of tool calls, from the agent
+  inbox or LangChain's human-in-the-loop middleware, is a form per call), a static
+  breakpoint waits for Continue (with a correction to the state, if given), Stop cancels.
+  ``await run`` gives the final state.
+- :func:`resume` answers the pauses a thread ended waiting at (a run nobody answered, or a
+  thread read back after a restart) and goes on from there.
 - :func:`replay` shows a thread that has ended (or stopped at an interrupt) from its
   checkpoints, with the step slider; nothing runs. :func:`history` (:func:`ahistory`
   for a checkpointer that reads only asynchronously) gives its steps.
@@ -38,7 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import hooks
 from ._drawing import Shape, shape_of
-from ._run import LangGraphResult, LangGraphRun, UnsupportedByLangGraph, forked
+from ._pauses import open_pauses
+from ._run import LangGraphResult, LangGraphRun, UnsupportedByLangGraph, forked, resumed
 from ._thread import Checkpoints, ThreadSteps, aread_checkpoints, entries_of, read_checkpoints
 
 if TYPE_CHECKING:
@@ -55,6 +60,7 @@ __all__ = [
     "fork",
     "history",
     "replay",
+    "resume",
     "start",
     "view",
 ]
@@ -133,7 +139,10 @@ def _thread_steps(app: Any, config: Mapping[str, Any], read: Checkpoints, xray: 
         raise ValueError(f"thread {thread!r} has no checkpoint in {app.checkpointer!r}")
     plan = shape_of(app, xray)
     entries, checkpoints = entries_of(read, plan)
-    waiting = read.chain[-1].next
+    latest = read.chain[-1]
+    waiting = latest.next
+    at_latest = not (config.get("configurable") or {}).get("checkpoint_id")  # (else its pauses are past)
+    last = [entry.record for entry in entries]
     return ThreadSteps(
         app,
         dict(config),
@@ -146,6 +155,7 @@ def _thread_steps(app: Any, config: Mapping[str, Any], read: Checkpoints, xray: 
             "a checkpoint does not record when each node ran: a step's time is its superstep's",
             "a checkpoint does not record a Send's payload: such a step shows no input",
         ),
+        tuple(open_pauses(latest, plan.breakpoints, last)) if at_latest else (),
     )
 
 
@@ -186,6 +196,40 @@ def fork(
         ValueError: the thread has no step ``step`` to fork from.
     """
     run = forked(_steps_of(source, config, xray), step, update)
+    _display(run, display)
+    return run.launch()
+
+
+def resume(
+    source: Any,
+    config: Mapping[str, Any] | None = None,
+    *,
+    answer: Any = None,
+    pause: str | None = None,
+    display: bool | None = None,
+    xray: bool | int = True,
+) -> LangGraphRun:
+    """Answer the pauses a thread ended waiting at and go on from there, as a new run in the
+    same thread: a run nobody answered (``run.result()``, ended ``interrupted``), or a thread
+    read back from its checkpointer, in this process or after a restart.
+
+    ``answer`` and ``pause`` are read as :meth:`LangGraphRun.answer` reads them: the answer to
+    the one open pause, to the one ``pause`` names, or a mapping of pause ids to answers;
+    pauses left unanswered stay open in the new run. As LangGraph resumes, each interrupted
+    node runs again from its start and its ``interrupt()`` returns the answer (decisions on
+    tool calls in the shape its code reads); a breakpoint's correction is written with
+    ``update_state`` first.
+
+    ``source``: a :class:`LangGraphResult`, a compiled graph with the ``config`` naming its
+    thread, or the thread's steps already read (:func:`history`, :func:`ahistory`).
+
+    Raises:
+        NoPendingRequest: the thread waits at no pause.
+        ResumeError: the answer names a pause the thread does not wait at, cannot say which of
+            several it is for, or does not fit its pause.
+    """
+    steps = source.replay() if isinstance(source, LangGraphResult) else _steps_of(source, config, xray)
+    run = resumed(steps, answer, pause)
     _display(run, display)
     return run.launch()
 

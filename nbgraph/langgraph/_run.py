@@ -2,17 +2,17 @@
 
 The run streams the graph as a task of the running loop; it reads the stream into step
 records (see :mod:`._steps`) and holds, between two streams, the pauses LangGraph
-stopped at: the interrupts its nodes raised (``interrupt(value)``) and its static
-breakpoints. Once every open pause has its answer it goes on, as LangGraph goes on:
-a stream from the thread's checkpoint, with ``Command(resume={interrupt id: answer})``,
-in which each interrupted node runs again from its start and ``interrupt()`` returns
-its answer.
+stopped at (see :mod:`._pauses`): the interrupts its nodes raised (``interrupt(value)``,
+questions or reviews of tool calls) and its static breakpoints. Once every open pause has
+its answer it goes on, as LangGraph goes on: a stream from the thread's checkpoint, with
+``Command(resume={interrupt id: answer})``, in which each interrupted node runs again from
+its start and ``interrupt()`` returns its answer; at a breakpoint answered with a
+correction, after ``update_state`` has written it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
@@ -25,17 +25,17 @@ from ..engine.listeners import Listeners
 from ..errors import NbgraphError, NoPendingRequest, ResumeError, RunStillRunning
 from ..history import BranchState, Step
 from ..names import new_id
-from ..pauses import Pause, answered_here, answers_by_id, bind, read_answer
+from ..pauses import Pause, answered_here, answers_by_id
 from ..plan import Breakpoints
 from ..state import to_jsonable
 from ._drawing import Shape
+from ._pauses import Break, Where, bind_answer, open_pauses, read_given
 from ._steps import Entry, StepBook
 from ._thread import ThreadSteps
 
-__all__ = ["LangGraphResult", "LangGraphRun", "UnsupportedByLangGraph", "forked"]
+__all__ = ["LangGraphResult", "LangGraphRun", "UnsupportedByLangGraph", "forked", "resumed"]
 
 _MODES = ["debug", "messages"]
-_RERUN = "↻ answering runs {node!r} again from its start: LangGraph resumes an interrupted node from the top"
 
 
 class UnsupportedByLangGraph(NbgraphError, ValueError):
@@ -65,6 +65,7 @@ class LangGraphResult:
         self.values = dict(values)
         """The graph's state at its latest checkpoint."""
         self.pauses = pauses
+        """The pauses it ended waiting at (``interrupted``): :func:`~nbgraph.langgraph.resume` answers them."""
         self.error = error
         self.thread = steps.thread
 
@@ -98,10 +99,12 @@ class LangGraphRun:
     """One run of a compiled LangGraph graph, streamed as a task of the running loop.
 
     The verbs are those of nbgraph's :class:`~nbgraph.Run`: :meth:`answer` (an interrupt
-    with its value, a breakpoint with ``"continue"``, ``"step"`` or ``"stop"``, what no
-    answer means ``"continue"``), :meth:`approve` / :meth:`deny` (``True`` / ``False``
-    to the one open interrupt), :meth:`cancel`, :meth:`next_pause`, :meth:`subscribe`;
-    ``await run`` gives the graph's final state (a dict), :meth:`result` how it ended.
+    with its value, a review of tool calls with decisions, a breakpoint with ``"continue"``,
+    ``"step"`` or ``"stop"``, what no answer means ``"continue"``, or with
+    ``{"answer": "continue", "update": {...}}``), :meth:`approve` / :meth:`deny` (``True`` /
+    ``False`` to the one open interrupt), :meth:`cancel`, :meth:`next_pause`,
+    :meth:`subscribe`; ``await run`` gives the graph's final state (a dict), :meth:`result`
+    how it ended.
     """
 
     def __init__(
@@ -113,6 +116,7 @@ class LangGraphRun:
         *,
         shared: ThreadSteps | None = None,
         fork: tuple[Mapping[str, Any], Any] | None = None,
+        waiting: Sequence[Pause] = (),
     ) -> None:
         config = dict(config or {})
         configurable = dict(config.get("configurable") or {})
@@ -137,9 +141,13 @@ class LangGraphRun:
         self._book = StepBook(plan.routes, self._entries, self._records, self._listeners)
         if shared is not None:
             self._book.checkpoints.update(shared.checkpoints)
-        self._pauses: dict[str, Pause] = {}
+        self._pauses: dict[str, Pause] = {pause.id: pause for pause in waiting}
+        """The pauses open now: those the thread waits at when the run resumes it, then those it stops at."""
         self._given: dict[str, Any] = {}
+        """Pause id -> its answer, read (:func:`._pauses.read_given`)."""
         self._told: dict[str, str] = {}
+        self._resuming: Mapping[str, Any] = {}
+        """A resume's answers to the pauses it starts at, as given (told once it runs)."""
         self._changed = asyncio.Event()
         self._unanswered: str | None = None
         self._task: asyncio.Task[LangGraphResult] | None = None
@@ -226,10 +234,18 @@ class LangGraphRun:
         """Answer the open pause, or the one ``pause`` names, or several with a mapping of
         pause ids (interrupt ids) to answers; the run goes on once every open pause has one.
 
+        A review of tool calls (kind ``"tool"``) takes a decision per call (``"approve"``,
+        ``"reject"``, ``[{"type": "edit", "arguments": {...}}, ...]``), given to the node in
+        the shape its code reads; a breakpoint takes ``"continue"``, ``"step"``, ``"stop"`` or
+        ``{"answer": "continue", "update": {field: value}}``, the update written with
+        LangGraph's ``update_state`` before the graph goes on.
+
         Raises:
             NoPendingRequest: the run waits for no answer now.
             ResumeError: the answer names a pause that is not open, cannot say which of
-                several it is for, or is not one of the options its interrupt offered.
+                several it is for, or does not fit its pause (not one of its options, a
+                decision its call does not take, an edit outside the tool's schema, an
+                update of a field the state does not have).
         """
         open_ = self.pauses
         if not open_ and pause is None and not answers_by_id(value):
@@ -237,20 +253,32 @@ class LangGraphRun:
                 f"run {self.thread!r} waits for no answer"
                 + (" (it has finished)" if self.done else "; use `await run.next_pause()` to wait for a pause")
             )
-        given = bind(open_, value, pause, thread=self.thread, story=self._told.get)
+        given = bind_answer(open_, value, pause, thread=self.thread, story=self._told.get)
+        self._give(open_, given, self._read(open_, given))
+        self._tell(open_, given)
+
+    def _read(self, open_: Sequence[Pause], given: Mapping[str, Any]) -> dict[str, Any]:
+        """The answers read and checked against their pauses (any that does not fit raises first)."""
         kinds = {p.id: p for p in open_}
-        given = {
-            pid: "continue" if answer is None and kinds[pid].kind == "breakpoint" else answer
-            for pid, answer in given.items()
-        }
-        for pid, answer in given.items():  # every answer checked before any is given
-            read_answer(kinds[pid], answer)
+        return {pid: read_given(kinds[pid], answer, self.app.stream_channels) for pid, answer in given.items()}
+
+    def _give(self, open_: Sequence[Pause], given: Mapping[str, Any], read: Mapping[str, Any]) -> None:
+        """Give the pauses their answers (``read``: as :meth:`_read` read them)."""
+        kinds = {p.id: p for p in open_}
         for pid, answer in given.items():
             asked = kinds[pid]
-            self._given[pid] = answer
+            self._given[pid] = read[pid]
             self._told[pid] = answered_here(asked, answer)
-            if asked.kind == "input":
+            if asked.kind != "breakpoint":
                 self._book.answers.setdefault((asked.path, asked.step, asked.branch), []).append((asked, answer))
+        if not self.pauses:
+            self._changed.set()
+
+    def _tell(self, open_: Sequence[Pause], given: Mapping[str, Any]) -> None:
+        """Tell the listeners the answers given."""
+        kinds = {p.id: p for p in open_}
+        for pid, answer in given.items():
+            asked = kinds[pid]
             self._listeners.emit_if(
                 lambda asked=asked, answer=answer: events.Answer(
                     thread=self.thread,
@@ -261,8 +289,6 @@ class LangGraphRun:
                     answer=to_jsonable(answer, strict=False),
                 )
             )
-        if not self.pauses:
-            self._changed.set()
 
     def approve(self) -> None:
         """Answer the one open interrupt with ``True``."""
@@ -295,7 +321,8 @@ class LangGraphRun:
 
     def stop_waiting(self, why: str) -> None:
         """Nobody will answer: the run ends ``interrupted`` at its open pauses, saying ``why``;
-        the thread stays interrupted, so ``start(app, Command(resume=...), config)`` goes on."""
+        the thread stays interrupted, so ``nlg.resume(run.result(), answer=...)`` (or
+        ``start(app, Command(resume=...), config)``) goes on."""
         self._unanswered = why
         self._changed.set()
 
@@ -352,9 +379,13 @@ class LangGraphRun:
         return result.values
 
     async def _execute(self) -> LangGraphResult:
+        asked = list(self._pauses.values())  # (a resume starts at the pauses its thread waits at)
         self._listeners.emit_if(
             lambda: events.RunStart(
-                thread=self.thread, step=self.step, graph=self.plan.name, resumed=self._fork is not None
+                thread=self.thread,
+                step=self.step,
+                graph=self.plan.name,
+                resumed=self._fork is not None or bool(asked),
             )
         )
         outcome, reason, error = "done", None, None
@@ -364,15 +395,20 @@ class LangGraphRun:
                 at, update = self._fork
                 config = await self.app.aupdate_state(at, update) if update is not None else at
             command, before = self._input, None
+            if asked:
+                self._announce(asked)
+                self._tell(asked, self._resuming)
             while True:
+                if asked:
+                    await self._answered()
+                    command, before = await self._going_on(asked)
+                    config = self.config
                 await self._stream(command, config, before)
                 config = self.config  # the thread's latest checkpoint, from now on
                 state = await self.app.aget_state(config)
                 if not state.next:
                     break
                 asked = self._open(state)
-                await self._answered()
-                command, before = self._going_on(asked)
         except _Stopped:
             outcome, reason = "aborted", "stopped at a breakpoint"
         except asyncio.CancelledError:
@@ -393,71 +429,25 @@ class LangGraphRun:
 
     def _open(self, state: Any) -> list[Pause]:
         """The pauses a stream stopped at: its interrupts, else its static breakpoints."""
-        asked = [self._interrupt(interrupt, state) for interrupt in state.interrupts] or self._breaks(state)
+
+        def where(interrupt: Any) -> Where | None:
+            asked = self._book.where(interrupt.id)
+            return None if asked is None else Where(*asked)
+
+        asked = open_pauses(state, self.plan.breakpoints, self._book.last, where)
         for pause in asked:
             self._pauses[pause.id] = pause
+        self._announce(asked)
+        return asked
+
+    def _announce(self, asked: Sequence[Pause]) -> None:
+        for pause in asked:
             self._listeners.emit_if(
                 lambda pause=pause: events.Interrupt(
                     thread=self.thread, step=pause.step, path=pause.path, branch=pause.branch, pause=pause
                 )
             )
         self._changed.set()
-        return asked
-
-    def _interrupt(self, interrupt: Any, state: Any) -> Pause:
-        where = self._book.where(interrupt.id)
-        if where is None:  # asked before this run (it continues an interrupted thread)
-            node = next((t.name for t in state.tasks if any(i.id == interrupt.id for i in t.interrupts)), "")
-            where = (node, node, int(state.metadata.get("step", 0)) + 1, None)
-        node, path, step, branch = where
-        value = interrupt.value
-        text, options = _question(value)
-        return Pause(
-            id=interrupt.id,
-            kind="input",
-            node=node,
-            step=step,
-            path=path,
-            branch=branch,
-            prompt=f"{text} ({_RERUN.format(node=path)})",
-            question=to_jsonable(value, strict=False),
-            options=options,
-            input_kind="choice" if options else "text",
-        )
-
-    def _breaks(self, state: Any) -> list[Pause]:
-        """Where a static breakpoint stopped the graph: after the nodes that just ran, or before those next."""
-        step = int(state.metadata.get("step", 0))
-        after = self.plan.breakpoints.after
-        last = [record for record in self._book.last if record.step == step and record.path in after]
-        if last:
-            return [
-                Pause(
-                    id=new_id(),
-                    kind="breakpoint",
-                    node=record.node,
-                    step=step,
-                    path=record.path,
-                    at="after",
-                    update=to_jsonable(record.update, strict=False),
-                    prompt=f"breakpoint after {record.path}",
-                )
-                for record in last
-            ]
-        before = self.plan.breakpoints.before
-        nodes = [node for node in state.next if node in before] or list(state.next)
-        return [
-            Pause(
-                id=new_id(),
-                kind="breakpoint",
-                node=node,
-                step=step + 1,
-                path=node,
-                at="before",
-                prompt=f"breakpoint before {node}",
-            )
-            for node in nodes
-        ]
 
     async def _answered(self) -> None:
         while self.pauses:
@@ -466,21 +456,27 @@ class LangGraphRun:
             self._changed.clear()
             await self._changed.wait()
 
-    def _going_on(self, asked: Sequence[Pause]) -> tuple[Any, Any]:
-        """The input and ``interrupt_before`` of the stream that goes on from the answers."""
+    async def _going_on(self, asked: Sequence[Pause]) -> tuple[Any, Any]:
+        """The input and ``interrupt_before`` of the stream that goes on from the answers; at a
+        breakpoint, the corrections the answers carry are written first, as LangGraph's
+        ``update_state(config, values)`` writes them (after a node: as that node)."""
         given = {pause.id: self._given.pop(pause.id) for pause in asked}
         self._pauses.clear()
-        if asked[0].kind == "input":
+        if asked[0].kind != "breakpoint":
             return Command(resume=given), None
-        words = set(given.values())
-        if "stop" in words:
+        breaks: list[Break] = list(given.values())
+        if any(answer.word == "stop" for answer in breaks):
             raise _Stopped
-        return None, "*" if "step" in words else None
+        for pause in asked:
+            update = given[pause.id].update
+            if update is not None:
+                await self.app.aupdate_state(self.config, update, as_node=pause.node if pause.at == "after" else None)
+        return None, "*" if any(answer.word == "step" for answer in breaks) else None
 
     def _finish(self, outcome: str, reason: str | None, error: BaseException | None) -> LangGraphResult:
         self._book.settle_unfinished()
         pauses = self.pauses if outcome == "interrupted" else ()
-        steps = self.steps()._replace(outcome=outcome, reason=reason)
+        steps = self.steps()._replace(outcome=outcome, reason=reason, pauses=pauses)
         result = self._result = LangGraphResult(steps, outcome, reason, self._book.values, pauses, error)
         self._listeners.emit_if(lambda: events.Done(thread=self.thread, step=self.step, outcome=outcome, reason=reason))
         self._changed.set()
@@ -518,17 +514,25 @@ class _Unanswered(Exception):
     """``stop_waiting`` was called while pauses were open."""
 
 
-def _question(value: Any) -> tuple[str, tuple[str, ...] | None]:
-    """An interrupt's value as a question's text, and the options it offers (a mapping's
-    ``"options"``, when they are strings)."""
-    if isinstance(value, str):
-        return value, None
-    options = value.get("options") if isinstance(value, Mapping) else None
-    offered = (
-        tuple(options) if isinstance(options, (list, tuple)) and all(isinstance(o, str) for o in options) else None
-    )
-    if isinstance(value, Mapping):
-        for key in ("question", "prompt", "message", "text"):
-            if isinstance(value.get(key), str):
-                return value[key], offered
-    return json.dumps(to_jsonable(value, strict=False)), offered
+def resumed(steps: ThreadSteps, answer: Any = None, pause: str | None = None) -> LangGraphRun:
+    """A run (not yet launched) that goes on from the pauses ``steps`` ended waiting at, with
+    ``answer`` bound to them by the rule :meth:`LangGraphRun.answer` follows; the pauses it
+    does not answer stay open in the new run.
+
+    Raises:
+        NoPendingRequest: the thread waits at no pause.
+        ResumeError: the answer names a pause that is not open, cannot say which of several
+            it is for, or does not fit its pause.
+    """
+    if not steps.pauses:
+        raise NoPendingRequest(
+            f"thread {steps.thread!r} waits at no pause"
+            + (f" (it ended {steps.outcome})" if steps.outcome and steps.outcome != "interrupted" else "")
+        )
+    config = {**steps.config, "configurable": dict(steps.config["configurable"])}
+    config["configurable"].pop("checkpoint_id", None)  # (it goes on from the thread's latest checkpoint)
+    run = LangGraphRun(steps.app, None, config, steps.plan, shared=steps, waiting=steps.pauses)
+    given = bind_answer(steps.pauses, answer, pause, thread=run.thread, story=lambda key: None)
+    run._give(steps.pauses, given, run._read(steps.pauses, given))
+    run._resuming = given
+    return run

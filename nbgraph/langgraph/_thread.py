@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from ..history import Step, tally_by_path
 from ..inspection import EdgeTaken, Inspection, LLMExchange, PauseSeen, ToolUse, diff_states
 from ..names import START
+from ..pauses import Pause
 from ..replay import ReplayFrame
 from ..state import to_jsonable
 from ._drawing import Shape
@@ -52,6 +53,8 @@ class ThreadSteps(NamedTuple):
     reason: str | None = None
     missing: tuple[str, ...] = ()
     """What the source does not record."""
+    pauses: tuple[Pause, ...] = ()
+    """The pauses the thread waits at (its interrupts, or a static breakpoint), unanswered."""
 
     @property
     def thread(self) -> str:

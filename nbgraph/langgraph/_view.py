@@ -14,7 +14,7 @@ from typing import Any
 from .._observer import place
 from ..widget import GraphView, inspection_message, widget_data
 from ._drawing import Shape
-from ._run import LangGraphRun, UnsupportedByLangGraph, forked
+from ._run import LangGraphRun, UnsupportedByLangGraph, forked, resumed
 from ._thread import ThreadSteps, inspect_entry, step_index
 
 __all__ = ["LangGraphView", "show"]
@@ -81,6 +81,22 @@ class LangGraphView(GraphView):
             f"no breakpoint at {path!r} from the view: a LangGraph graph's breakpoints are compiled into it "
             "(compile it with interrupt_before=[...] / interrupt_after=[...])"
         )
+
+    def _resume(self, pause_id: str, value: Any) -> bool:
+        """An answer to a pause of a run that has ended ``interrupted``: resume its thread here
+        with it (each interrupted node runs again from its start, as LangGraph resumes).
+        False when the pause is not one the run ended waiting for (a stale click)."""
+        observer = self.observer
+        assert observer is not None
+        run = observer.run
+        assert isinstance(run, LangGraphRun)
+        result = run.result()
+        if result.outcome != "interrupted" or all(pause.id != pause_id for pause in result.pauses):
+            return False
+        going_on = resumed(result.replay(), value, pause_id)
+        self._bind(going_on, carry=observer).note(f"resumed from its checkpoint with the answer to {pause_id}")
+        going_on.launch()
+        return True
 
     def fork(self, step: int, graph: Any = None, update: Any = None) -> LangGraphRun:
         """Fork the view's thread after ``step`` (what "Fork from here" does) and show the fork here.

@@ -1,0 +1,233 @@
+"""The pauses a LangGraph thread stops at, how their answers are read, and what LangGraph is given.
+
+A stopped thread waits at its interrupts (``interrupt(value)`` in a node: a question, or a
+review of tool calls in one of the shapes :mod:`._review` reads), or else at a static
+breakpoint (``interrupt_before`` / ``interrupt_after``). The same pauses come from a live
+run and from the thread's checkpoints read back, with the same ids (an interrupt's own id;
+for a breakpoint, one made from its checkpoint), so an answer given after a restart finds
+its pause. An answer is read and checked where it is given; what LangGraph then gets is
+``Command(resume={interrupt id: value})``, or, at a breakpoint, an ``update_state`` with the
+person's correction before the graph goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple, cast
+
+from ..errors import ResumeError
+from ..history import Step
+from ..pauses import Pause, answers_by_id, bind, describe, read_answer, read_break, read_tool_decisions
+from ..plan import Breakpoints
+from ..state import to_jsonable
+from ._review import reply_of, review_of
+
+__all__ = [
+    "Break",
+    "Where",
+    "bind_answer",
+    "break_pauses",
+    "interrupt_pause",
+    "open_pauses",
+    "read_given",
+    "where_asked",
+]
+
+_RERUN = "↻ answering runs {node!r} again from its start: LangGraph resumes an interrupted node from the top"
+
+
+class Where(NamedTuple):
+    """The node that asked, where it is (``outer/inner`` inside sub-graphs), its step and branch."""
+
+    node: str
+    path: str
+    step: int
+    branch: str | None
+
+
+class Break(NamedTuple):
+    """A breakpoint's answer as read: ``continue``, ``step`` or ``stop``, and a correction to the state."""
+
+    word: str
+    update: dict[str, Any] | None = None
+
+
+def where_asked(interrupt: Any, state: Any) -> Where:
+    """Where an interrupt was asked, read from the thread's state (an interrupt a run did not see asked)."""
+    node = next((task.name for task in state.tasks if any(i.id == interrupt.id for i in task.interrupts)), "")
+    return Where(node, node, int(state.metadata.get("step", 0)) + 1, None)
+
+
+def interrupt_pause(interrupt: Any, where: Where) -> Pause:
+    """An interrupt as a pause: a review of tool calls (kind ``"tool"``), else a question."""
+    value = interrupt.value
+    review = review_of(value, getattr(interrupt, "response_schema", None))
+    if review is not None:
+        text, options, kind = review.prompt, None, "tool"
+    else:
+        (text, options), kind = _question(value), "input"
+    return Pause(
+        id=interrupt.id,
+        kind=kind,
+        node=where.node,
+        step=where.step,
+        path=where.path,
+        branch=where.branch,
+        prompt=f"{text} ({_RERUN.format(node=where.path)})",
+        question=to_jsonable(value, strict=False),
+        options=options,
+        input_kind="choice" if options else "text",
+        tool_calls=review.calls if review is not None else (),
+    )
+
+
+def break_pauses(state: Any, breakpoints: Breakpoints, last: Sequence[Step]) -> list[Pause]:
+    """Where a static breakpoint stopped the graph: after the nodes of its latest step (``last``:
+    their records) that have one, else before the nodes it runs next.
+
+    An answer may carry a correction to the state (``takes_update``), written with
+    ``update_state``; not before a node that follows a step of several nodes, where LangGraph
+    cannot tell which of them the correction would come from.
+    """
+    step = int(state.metadata.get("step", 0))
+    checkpoint = str(state.config["configurable"].get("checkpoint_id", ""))
+    ran = [record for record in last if record.step == step and "/" not in record.path]
+    after = [record for record in ran if record.path in breakpoints.after]
+    if after:
+        return [
+            Pause(
+                id=_break_id(checkpoint, "after", record.path),
+                kind="breakpoint",
+                node=record.node,
+                step=step,
+                path=record.path,
+                at="after",
+                update=to_jsonable(record.update, strict=False),
+                prompt=f"breakpoint after {record.path}",
+                takes_update=True,
+            )
+            for record in after
+        ]
+    nodes = [node for node in state.next if node in breakpoints.before] or list(state.next)
+    known = len({record.node for record in ran}) <= 1
+    return [
+        Pause(
+            id=_break_id(checkpoint, "before", node),
+            kind="breakpoint",
+            node=node,
+            step=step + 1,
+            path=node,
+            at="before",
+            prompt=f"breakpoint before {node}",
+            takes_update=known,
+        )
+        for node in nodes
+    ]
+
+
+def _break_id(checkpoint: str, at: str, path: str) -> str:
+    """A breakpoint's pause id: the same for the same checkpoint, in this process or another."""
+    return hashlib.blake2b(f"{checkpoint}|{at}|{path}".encode(), digest_size=16).hexdigest()
+
+
+def bind_answer(
+    pauses: Sequence[Pause], answer: Any, pause_id: str | None, *, thread: str, story: Any
+) -> dict[str, Any]:
+    """:func:`nbgraph.pauses.bind`, and one thing more: a correction to the state given
+    without naming its breakpoint while several are open is refused, since each would
+    write it once.
+
+    Raises:
+        ResumeError: as ``bind`` does, or for such an update.
+    """
+    given = bind(pauses, answer, pause_id, thread=thread, story=story)
+    shared = pause_id is None and not answers_by_id(answer) and len(given) > 1
+    if shared and isinstance(answer, Mapping) and cast("Mapping[str, Any]", answer).get("update"):
+        raise ResumeError(
+            f"thread {thread!r} waits at {len(given)} breakpoints, and an update given to all of them would be "
+            f"written once for each: give it to one, run.answer(value, pause=id). Open now: {describe(pauses)}"
+        )
+    return given
+
+
+def read_given(pause: Pause, answer: Any, channels: Any) -> Any:
+    """An answer checked against its pause, in the form a stream goes on with: an interrupt's
+    resume value (decisions on tool calls written in the shape its node reads), or a :class:`Break`.
+
+    ``channels``: the graph's state keys (``app.stream_channels``), which an update must name.
+
+    Raises:
+        ResumeError: the answer does not fit the pause.
+    """
+    if pause.kind == "tool":
+        review = review_of(pause.question)
+        assert review is not None  # (the pause was made from it)
+        return reply_of(review._replace(calls=pause.tool_calls), read_tool_decisions(pause, answer))
+    if pause.kind == "breakpoint":
+        if answer is None:
+            return Break("continue")
+        if isinstance(answer, Mapping):
+            return _read_update(pause, cast("Mapping[str, Any]", answer), channels)
+        return Break(read_break(answer))
+    return read_answer(pause, answer)
+
+
+def _read_update(pause: Pause, answer: Mapping[str, Any], channels: Any) -> Break:
+    shape = "{'answer': 'continue', 'update': {field: value, ...}}"
+    unknown = [key for key in answer if key not in ("answer", "update")]
+    if unknown:
+        raise ResumeError(
+            f"a breakpoint's answer looks like {shape}; {', '.join(map(repr, unknown))} is not part of it"
+        )
+    word = read_break(answer.get("answer", "continue"))
+    update = answer.get("update")
+    if update is None or (isinstance(update, Mapping) and not update):
+        return Break(word)
+    if not isinstance(update, Mapping):
+        raise ResumeError(f"a breakpoint's update is a mapping of state fields to values, {shape}; got {update!r:.200}")
+    if word == "stop":
+        raise ResumeError("an update goes with 'continue' or 'step': a run stopped at a breakpoint takes none")
+    if not pause.takes_update:
+        raise ResumeError(
+            f"the breakpoint before {pause.path!r} takes no update: several nodes ran in the step before it, and "
+            "LangGraph's update_state cannot tell which one the update would come from (fork with an update instead)"
+        )
+    update = cast("Mapping[str, Any]", update)
+    if isinstance(channels, (list, tuple)):
+        fields = cast("Sequence[str]", channels)
+        stray = [key for key in update if key not in fields]
+        if stray:
+            raise ResumeError(
+                f"the update names {', '.join(map(repr, stray))}, not a field of the graph's state "
+                f"(its fields: {', '.join(fields)}); LangGraph would drop it without a word"
+            )
+    return Break(word, dict(update))
+
+
+def _question(value: Any) -> tuple[str, tuple[str, ...] | None]:
+    """An interrupt's value as a question's text, and the options it offers (a mapping's
+    ``"options"``, when they are strings)."""
+    if isinstance(value, str):
+        return value, None
+    options = value.get("options") if isinstance(value, Mapping) else None
+    offered = (
+        tuple(options) if isinstance(options, (list, tuple)) and all(isinstance(o, str) for o in options) else None
+    )
+    if isinstance(value, Mapping):
+        for key in ("question", "prompt", "message", "text"):
+            if isinstance(value.get(key), str):
+                return value[key], offered
+    return json.dumps(to_jsonable(value, strict=False)), offered
+
+
+def open_pauses(
+    state: Any, breakpoints: Breakpoints, last: Sequence[Step], where: Any = lambda interrupt: None
+) -> list[Pause]:
+    """The pauses a thread's state waits at: its interrupts (``where(interrupt)`` says where each
+    was asked, when known), else its static breakpoints; none when it waits for nothing."""
+    if not state.next:
+        return []
+    asked = [interrupt_pause(i, where(i) or where_asked(i, state)) for i in state.interrupts]
+    return asked or break_pauses(state, breakpoints, last)
