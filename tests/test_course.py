@@ -248,6 +248,139 @@ def test_rebuild_runs_only_the_cells_tagged_build_and_names_one_that_fails(tmp_p
     assert failed.value.evalue == "bad.ipynb, cell 2 (tagged build) failed: ZeroDivisionError: division by zero"
 
 
+# -- a check refuses a wrong answer and passes a right one ---------------------------------------
+
+
+def _check(lesson: str, *cells: str) -> str:
+    """What a lesson's check prints for an answer: in a fresh kernel, the lesson's cells tagged build
+    run (``course.rebuild``), then ``cells``, the answer's and last the check's."""
+    driver = nbformat.v4.new_notebook()
+    driver.cells = [nbformat.v4.new_code_cell(f"import course\ncourse.rebuild({lesson!r})")]
+    driver.cells += [nbformat.v4.new_code_cell(source) for source in cells]
+    client = NotebookClient(
+        driver, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
+    )
+    client.execute()
+    return _shown(driver.cells[-1])
+
+
+_WRITER = """%%graph writer --max-steps 20
+START -> ask_topic -> headline -> draft -> review
+review -> publish {gate}  if state.good_enough
+review -> draft
+publish -> END"""
+
+
+@pytest.mark.parametrize(
+    ("gate", "verdict"),
+    [
+        ("[approval]", "a run answered Deny ended 'denied' with 1 post(s) on the blog; gate publish before it runs"),
+        ("", "a run answered Deny ended 'done' with 1 post(s) on the blog; gate publish before it runs"),
+        ("[approval=before]", "Solved: headline runs after ask_topic"),
+    ],
+    ids=["after publish", "no gate", "before publish"],
+)
+def test_lesson_1_checks_deny_a_run_and_refuse_a_gate_that_lets_publish_post(gate, verdict):
+    """The learner's graph of exercise 2 is run and denied: a gate after publish (the post is out by
+    the time anyone says no) or none at all is refused, naming the fix."""
+    headline = 'def headline(state):\n    return {"headline": state.topic.upper()}'
+    check = "course.verdict(exercise_2_problems(), 'headline runs after ask_topic')"
+    shown = _check("01-first-graph.ipynb", headline, _WRITER.format(gate=gate), check)
+    assert verdict in shown, shown
+
+
+_DESK_NODES = """
+def read_order(state):
+    found = ORDER_NUMBER.search(state.message)
+    return {"order_id": found.group(1) if found else ""}
+
+async def ask_order(state, ctx):
+    found = ORDER_NUMBER.search(await ctx.request_input("Which order?"))
+    return {"order_id": found.group(1) if found else ""}
+
+def look_up(state):
+    order = find_order(state.order_id)
+    return {"amount": order["amount"], "too_old": order["days_since_delivery"] > 30}
+
+def refuse(state):
+    return {"refunded": 0, "reply": f"Order #{state.order_id} is over 30 days old."}
+
+def refund(state):
+    pay_refund(state.order_id, state.amount)
+    return {"refunded": state.amount, "reply": f"Refunded order #{state.order_id}."}
+
+def hand_over(state):
+    return {"refunded": 0, "handed_to_person": True, "reply": f"A colleague takes order #{state.order_id}."}
+"""
+
+_CAPSTONE_CHECK = "course.verdict(capstone_problems(), 'the returns desk meets the brief.')"
+
+
+def test_the_capstone_check_refuses_a_manager_asked_after_the_refund_was_paid():
+    """The old shape of the answer: the node that pays has its approval after it, so at the manager's
+    pause the money is gone and the reply written, and a denial cannot take them back."""
+    graph = """%%graph returns_desk --max-steps 10
+START -> read_order
+read_order -> ask_order  if not state.order_id
+read_order -> look_up
+ask_order -> look_up
+look_up -> refuse        if state.too_old
+look_up -> big_refund    if state.amount > 100
+look_up -> refund
+big_refund [approval, on_deny=hand_over] -> END
+refund -> END
+refuse -> END
+hand_over -> END"""
+    shown = _check("09-capstone.ipynb", _DESK_NODES + "\nbig_refund = refund\n", graph, _CAPSTONE_CHECK)
+    assert shown.startswith("Not yet:"), shown
+    for case in ("'Refund #2001 please.'", "'Refund #2001, it does not fit.'"):
+        assert (
+            f"{case}: when the manager was asked, there was already {{'REFUNDS': [('2001', 200.0)], "
+            "'reply': 'Refunded order #2001.', 'refunded': 200.0}; the manager decides before anything is paid"
+        ) in shown, shown
+    assert "'Refund #2001, it does not fit.': pay_refund paid [200.0]; expected no payment" in shown, shown
+    assert "#1042" not in shown and "#3003" not in shown, shown  # the cases without a manager pass
+
+
+def test_the_capstone_check_passes_a_gate_of_another_shape():
+    """Not the solution's shape: a typed state, the Python API, and a `manager` node that does nothing,
+    approved after it ran, before the node that pays. Nothing is paid or written when the manager is
+    asked, so the check passes: it reads what the run did, not how the graph is written."""
+    gate = """import pydantic
+from nbgraph import END, START, Graph
+
+class Desk(pydantic.BaseModel):
+    message: str
+    order_id: str = ""
+    amount: float = 0
+    too_old: bool = False
+    reply: str = ""
+    refunded: float = 0
+    handed_to_person: bool = False
+
+def manager(state):
+    return None
+
+returns_desk = Graph("returns_desk", state=Desk, max_steps=10)
+for node in (read_order, ask_order, look_up, refuse, refund, hand_over):
+    returns_desk.add_node(node.__name__, node)
+returns_desk.add_node("manager", manager, approval=True, on_deny="hand_over")
+returns_desk.add_edge(START, "read_order")
+returns_desk.add_edge("read_order", "ask_order", when=lambda s: not s.order_id)
+returns_desk.add_edge("read_order", "look_up")
+returns_desk.add_edge("ask_order", "look_up")
+returns_desk.add_edge("look_up", "refuse", when=lambda s: s.too_old)
+returns_desk.add_edge("look_up", "manager", when=lambda s: s.amount > 100)
+returns_desk.add_edge("look_up", "refund")
+returns_desk.add_edge("manager", "refund")
+for name in ("refuse", "refund", "hand_over"):
+    returns_desk.add_edge(name, END)
+"""
+    assert (
+        _check("09-capstone.ipynb", _DESK_NODES, gate, _CAPSTONE_CHECK) == "Solved: the returns desk meets the brief.\n"
+    )
+
+
 # -- the shape of the course -------------------------------------------------------------------
 
 

@@ -738,7 +738,9 @@ class TestTheRealMiddleware:
         pause = await only_pause(run)
         assert [c.name for c in pause.tool_calls] == ["send_email", "delete_file"]
         assert pause.tool_calls[1].decisions == ("approve", "reject")
-        run.answer([{"type": "edit", "arguments": {"to": "bob", "body": "hello"}}, {"type": "reject", "message": "keep it"}])
+        run.answer(
+            [{"type": "edit", "arguments": {"to": "bob", "body": "hello"}}, {"type": "reject", "message": "keep it"}]
+        )
         values = await ended(run)
         assert ran == [("send_email", {"to": "bob", "body": "hello"})]  # edited; delete_file never ran
         assert tool_replies(values)["delete_file"].endswith("keep it")

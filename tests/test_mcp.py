@@ -1,6 +1,7 @@
 """MCP tools: an LLM node takes the tools of a real MCP server (tests/programs/mcp_server.py,
 written with the SDK's own server), started as a child process over stdio or serving
-streamable HTTP on a loopback port; the model side is a ScriptedModel calling the tools."""
+streamable HTTP on a loopback port; the model side is a ScriptedModel calling the tools.
+A second server (FILES_SERVER, below) annotates its tools and has one that hangs for good."""
 
 from __future__ import annotations
 
@@ -28,6 +29,55 @@ SERVER = Path(__file__).parent / "programs" / "mcp_server.py"
 NAME = "nbgraph-test-server"  # the name the server gives itself
 TOOLS = ["add", "weather", "census", "divide", "wait"]
 WITHIN = 30.0  # seconds any run here may take, however its server behaves
+
+# A second server: tools annotated as MCP servers annotate theirs, and one that hangs where
+# nothing can stop it (a blocking sleep), so the server cannot exit when its stdin closes.
+FILES_SERVER = r'''
+import os
+import time
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+
+server = MCPServer("files", log_level="WARNING")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def read_file(path: str) -> str:
+    """Read a file."""
+    return "contents of " + path
+
+
+@server.tool(annotations=ToolAnnotations(destructive_hint=True))
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    return "deleted " + path
+
+
+@server.tool(annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=True))
+def touch_file(path: str) -> str:
+    """Create a file if it is missing."""
+    return "touched " + path
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Say it back."""
+    return text
+
+
+@server.tool()
+def hang(reason: str) -> str:
+    """Never answer, blocked where nothing stops it: the server cannot exit on its own."""
+    with open(os.environ["MCP_SERVER_LOG"], "a") as out:
+        out.write(f"hanging {os.getpid()}\n")
+    time.sleep(3600)
+    return reason
+
+
+server.run()
+'''
+FILES_TOOLS = ["read_file", "delete_file", "touch_file", "echo", "hang"]
 
 
 class ServerLog:
@@ -80,6 +130,14 @@ def stdio_tools(log_path: Path) -> list[MCPTool]:
 @pytest.fixture
 def log(log_path: Path, stdio_tools: list[MCPTool]) -> ServerLog:
     return ServerLog(log_path)
+
+
+@pytest.fixture(scope="module")
+def files_server(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """The command that starts the files server over stdio."""
+    path = tmp_path_factory.mktemp("mcp-files") / "files_server.py"
+    path.write_text(FILES_SERVER)
+    return [sys.executable, str(path)]
 
 
 def free_port() -> int:
@@ -320,12 +378,109 @@ def test_a_server_that_does_not_start_is_an_error_naming_it_with_what_it_said():
         mcp_tools(stdio=["no-such-command-here"])
 
 
-def test_a_server_that_never_answers_is_given_up_on_in_time():
+def test_a_server_that_never_answers_is_given_up_on_and_stopped_within_the_timeout():
     started = time.monotonic()
     silent = "import time; time.sleep(60)"
-    with pytest.raises(MCPServerError, match=r"MCP server 'silent' did not start within 0\.5 s"):
-        mcp_tools(stdio=[sys.executable, "-c", silent], name="silent", timeout=0.5)
-    assert time.monotonic() - started < 15  # the start timeout, then the bounded stop of the process
+    with pytest.raises(MCPServerError, match=r"MCP server 'silent' did not start within 1 s"):
+        mcp_tools(stdio=[sys.executable, "-c", silent], name="silent", timeout=1.0)
+    # Stopping it included: it never reads its stdin, and the SDK alone would give it 2 s more.
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.0 + 1.0, f"listing took {elapsed:.2f} s"
+
+
+HUNG_CALL_TIMEOUT = 3.0
+"""Seconds a call of the files server's ``hang`` is given. The first call of a session starts
+the server on the call's time: this leaves a loaded machine room to start it."""
+
+
+async def test_a_call_to_a_server_that_hangs_fails_within_its_timeout_and_the_server_is_killed(files_server, tmp_path):
+    log = ServerLog(tmp_path / "files.log")
+    tools = await amcp_tools(stdio=files_server, env={"MCP_SERVER_LOG": str(log.path)}, call_timeout=HUNG_CALL_TIMEOUT)
+    hang = tools[FILES_TOOLS.index("hang")]
+    started = time.monotonic()
+    with pytest.raises(MCPServerError, match=r"MCP server 'files' did not answer a call of 'hang' within 3 s$"):
+        await hang.call({"reason": "forever"})
+    elapsed = time.monotonic() - started
+    # The whole wait: starting the server, the call, and stopping the server, which cannot exit
+    # while ``hang`` runs (the SDK's own stop gives it 2 s after closing its stdin).
+    assert elapsed < HUNG_CALL_TIMEOUT + 1.0, f"the call took {elapsed:.2f} s"
+    (hung,) = log.pids("hanging")
+    assert gone(hung)
+
+
+async def test_a_hung_call_in_a_run_is_a_tool_error_within_its_timeout(files_server, tmp_path):
+    log = ServerLog(tmp_path / "files.log")
+    tools = await amcp_tools(stdio=files_server, env={"MCP_SERVER_LOG": str(log.path)}, call_timeout=HUNG_CALL_TIMEOUT)
+    seen: dict[str, float] = {}  # when each call was made and answered, by "call:echo", "result:hang", ...
+
+    def note(event: Any) -> None:
+        if event.type in ("tool-call", "tool-result"):
+            seen[f"{event.type.removeprefix('tool-')}:{event.name}"] = time.monotonic()
+
+    # echo starts the run's session; hang is then a call to a server already running.
+    g, _ = agent(
+        tools,
+        Reply(tool_calls=[("echo", {"text": "hello"})]),
+        Reply(tool_calls=[("hang", {"reason": "forever"})]),
+        "it did not answer",
+    )
+    result = await asyncio.wait_for(g.ainvoke(ask(), on_event=note), WITHIN)
+    assert result.outcome == "done"  # the model was told, as of any tool's error
+    echo, hung_call = tool_messages(result)
+    assert (echo.content, echo.is_error) == ("hello", False)
+    assert hung_call.is_error
+    assert hung_call.content.endswith("MCP server 'files' did not answer a call of 'hang' within 3 s")
+    waited = seen["result:hang"] - seen["call:hang"]
+    assert waited < HUNG_CALL_TIMEOUT + 1.0, f"the call took {waited:.2f} s"
+    (hung,) = log.pids("hanging")
+    assert gone(hung)  # killed as the call gave up, not at the run's end
+
+
+# -- annotations and approval -------------------------------------------------------------
+
+
+def test_a_tool_the_server_annotates_destructive_needs_approval_and_the_others_do_not(files_server):
+    tools = {t.name: t for t in mcp_tools(stdio=files_server)}
+    assert list(tools) == FILES_TOOLS
+    assert tools["read_file"].annotations == {"readOnlyHint": True}
+    assert tools["delete_file"].annotations == {"destructiveHint": True}
+    assert tools["touch_file"].annotations == {"destructiveHint": False, "idempotentHint": True}
+    assert tools["echo"].annotations == {}
+    assert {name: t.approval for name, t in tools.items()} == {
+        "read_file": False,
+        "delete_file": True,
+        "touch_file": False,
+        "echo": False,  # unannotated: MCP says "may be destructive", nbgraph does not ask for that alone
+        "hang": False,
+    }
+
+
+def test_approval_by_tool_name_decides_for_those_it_names_and_annotations_for_the_rest(files_server):
+    def long_echo(arguments: dict) -> bool:
+        return len(arguments["text"]) > 100
+
+    tools = mcp_tools(stdio=files_server, prefix="fs.", approval={"echo": long_echo, "read_file": True})
+    assert {t.name: t.approval for t in tools} == {
+        "fs.read_file": True,
+        "fs.delete_file": True,  # not named: as annotated
+        "fs.touch_file": False,
+        "fs.echo": long_echo,
+        "fs.hang": False,
+    }
+    everything = mcp_tools(stdio=files_server, approval=True)
+    assert [t.approval for t in everything] == [True] * len(FILES_TOOLS)
+    nothing = mcp_tools(stdio=files_server, approval=False)
+    assert [t.approval for t in nothing] == [False] * len(FILES_TOOLS)
+
+
+def test_approval_of_a_tool_the_server_does_not_have_is_refused_naming_it_and_the_servers_tools(files_server):
+    with pytest.raises(
+        ValueError,
+        match=r"approval names tools MCP server 'files' does not have: 'remove_file', 'fs\.echo' "
+        r"\(name them as the server does, without the prefix 'fs\.'\); "
+        r"its tools are: read_file, delete_file, touch_file, echo, hang$",
+    ):
+        mcp_tools(stdio=files_server, prefix="fs.", approval={"remove_file": True, "fs.echo": False, "echo": True})
 
 
 # -- streamable HTTP ----------------------------------------------------------------------
@@ -367,6 +522,12 @@ async def test_an_http_server_killed_mid_run_ends_the_call_with_an_error_naming_
         ({"stdio": ["python"], "headers": {"A": "1"}}, ValueError, "headers= are for a server reached with url"),
         ({"stdio": ["python"], "timeout": 0}, ValueError, "timeout is in seconds and must be more than 0, got 0"),
         ({"stdio": ["python"], "call_timeout": -1}, ValueError, "call_timeout is in seconds"),
+        ({"stdio": ["python"], "approval": "ask"}, TypeError, "approval must be True, False, None .* got 'ask'"),
+        (
+            {"stdio": ["python"], "approval": {"delete_file": "always"}},
+            TypeError,
+            "approval of 'delete_file' must be True, False or a function of the call's arguments, not 'always'",
+        ),
     ],
 )
 def test_what_is_wrong_with_the_arguments_is_said(given, error, says):

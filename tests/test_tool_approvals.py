@@ -298,7 +298,9 @@ class TestWireNames:
 
         dotted = tool(status, name="git.status", approval=True)
         openai_server.script(ServerReply(tool_calls=[("git_status", {"repo": "."})]), ServerReply(text="Clean."))
-        async with OpenAIModel("gpt-4o-mini", base_url=openai_server.base_url, api_key="sk-test", max_retries=0) as model:
+        async with OpenAIModel(
+            "gpt-4o-mini", base_url=openai_server.base_url, api_key="sk-test", max_retries=0
+        ) as model:
             run = agent_graph(model, [dotted]).start(ask(), display=False)
             (pause,) = await open_pauses(run, 1)
             assert pause.tool_calls[0].name == "git.status"  # the person sees the tool's own name
