@@ -103,8 +103,13 @@ def _picker(answers: Answers) -> Callable[[Pause], Any]:
 
 def _asks(pause: Pause) -> str:
     """What the view asks of you at ``pause``."""
+    if pause.kind == "approval" and pause.at == "before":
+        return f"{pause.node!r} has not run yet: press Approve to let it run, or Deny so it never does"
     if pause.kind == "approval":
-        return f"press Approve or Deny for {pause.node!r}"
+        return f"{pause.node!r} ran: press Approve to keep what it changed, or Deny to drop it"
+    if pause.kind == "tool":
+        calls = ", ".join(call.name for call in pause.tool_calls)
+        return f"decide on the call to {calls} before it runs: Approve (edited, if you like), Reject or Respond"
     if pause.kind == "breakpoint":
         return f"the run stopped {pause.at} {pause.path!r}: press Continue, Step or Stop"
     if pause.kind == "budget":
