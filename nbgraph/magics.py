@@ -324,7 +324,7 @@ class GraphMagics(Magics):
             fn = self._llm_node(name, cell, args)
         else:
             if args.tools or args.approve_tools:
-                raise UsageError("%%node --tools and --approve-tools only apply to --llm nodes")
+                raise UsageError("%%node --tools only applies to --llm nodes (and --approve-tools with it)")
             fn = compile_node_body(name, cell, self._ns)
         options = {"approval": args.approval or False, "feedback": not args.no_feedback}
         self.nodes.setdefault(args.graph, {})[name] = NodeDefinition(fn, options)

@@ -212,8 +212,9 @@ class _Handler(BaseHTTPRequestHandler):
             if not _TOOL_NAME.fullmatch(name):
                 # As OpenAI does: one tool's bad name refuses the whole request.
                 return self._send_error(
-                    400, f"Invalid 'tools[{i}].function.name': string does not match pattern. Expected a string "
-                    f"that matches the pattern '^[a-zA-Z0-9_-]{{1,64}}$'."
+                    400,
+                    f"Invalid 'tools[{i}].function.name': string does not match pattern. Expected a string "
+                    f"that matches the pattern '^[a-zA-Z0-9_-]{{1,64}}$'.",
                 )
         reply = owner._next_reply(request)
         if owner._closing.wait(reply.delay):  # the server is closing: answer nothing

@@ -556,3 +556,24 @@ def test_without_the_mcp_package_the_error_says_how_to_install_it():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=WITHIN)
     assert out.stdout.startswith("MCP tools need the mcp package, version 2 or later: pip install 'nbgraph[mcp]'")
+
+
+async def test_an_agent_with_prefixed_server_tools_waits_for_the_destructive_call_and_a_predicate(files_server):
+    long_echo = lambda args: len(args["text"]) > 10  # noqa: E731 (an MCP tool's policy reads the dict sent)
+    tools = mcp_tools(stdio=files_server, prefix="fs.", approval={"echo": long_echo})
+    calls = [
+        ("fs_echo", {"text": "hi"}),
+        ("fs_echo", {"text": "a much longer text"}),
+        ("fs_delete_file", {"path": "notes.txt"}),
+    ]
+    g, _ = agent(tools, Reply(tool_calls=calls), "ok")
+    run = g.start(ask(), display=False)
+    while len(run.pauses) < 2:
+        assert await run.next_pause(timeout=30) is not None, (await run).reason
+    long, delete = run.pauses
+    assert [c.name for p in run.pauses for c in p.tool_calls] == ["fs.echo", "fs.delete_file"]
+    assert long.tool_calls[0].arguments == {"text": "a much longer text"}
+    run.answer({long.id: "approve", delete.id: {"type": "reject", "message": "keep it"}})
+    result = await run
+    assert result.outcome == "done", result.reason
+    assert [m.content for m in tool_messages(result)] == ["hi", "a much longer text", "keep it"]

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from nbgraph.llm.wire_names import MAX_WIRE_NAME, WireNames, is_wire_name
+from nbgraph.llm.wire_names import MAX_WIRE_NAME, WireNames, is_wire_name, wire_name
 
 OPENAI_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the pattern OpenAI's API checks, as it documents it
 
@@ -89,3 +89,13 @@ def test_is_wire_name_follows_openais_pattern():
         assert is_wire_name(name)
     for name in ["", "git.status", "x" * 65, "add\n", "naïve"]:
         assert not is_wire_name(name)
+
+
+def test_one_name_alone_follows_the_same_rule_unchecked():
+    # For names only shown to the model: a call in the history to a tool the node does not offer.
+    long_name = "fs." + "x" * 70
+    assert wire_name("git.status") == "git_status" == WireNames(["git.status"]).wire("git.status")
+    assert wire_name(long_name) == WireNames([long_name]).wire(long_name)
+    assert wire_name("add") == "add"
+    names = WireNames(["git.status"])
+    assert "git.status" in names and "git_status" not in names and len(names) == 1

@@ -315,13 +315,11 @@ class Context:
                 decided.append(None)
                 asked.append(pause)
         if asked:
-            asking = door.asking
-            if not asking.live:
-                from .people import PauseRequested
-
-                raise PauseRequested(*asked)
             from .people import PauseRequested, stored_answer
 
+            asking = door.asking
+            if not asking.live:
+                raise PauseRequested(*asked)
             got = await asyncio.gather(*(asking.wait(pause, self) for pause in asked), return_exceptions=True)
             unanswered: list[Pause] = []
             for place, pause, answer in zip(waiting, asked, got, strict=True):

@@ -349,7 +349,7 @@ class _Turn:
         if isinstance(policy, bool):
             return policy
         try:
-            arguments = tool.arguments.model_validate(call.arguments)
+            arguments = tool.checked(call.arguments)
         except pydantic.ValidationError:
             return False  # it fails validation and runs nothing; the model is told why
         try:

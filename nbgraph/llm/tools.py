@@ -60,6 +60,15 @@ class Tool:
     def __repr__(self) -> str:
         return f"Tool({self.name!r})"
 
+    def checked(self, arguments: dict[str, Any]) -> Any:
+        """The arguments as an approval policy reads them: validated, with attributes
+        (``args.amount``).
+
+        Raises:
+            pydantic.ValidationError: they do not fit the function's signature.
+        """
+        return self.arguments.model_validate(arguments)
+
     async def call(self, arguments: dict[str, Any], ctx: Any = None) -> str:
         """Validate ``arguments``, run the function, and return its result as text.
 

@@ -14,6 +14,8 @@ stay apart. The names the model sends back map to the tools' own names::
 
 Two tools whose wire names would be the same (``git.status`` and ``git_status``) are
 refused when the names are built, never resolved by guessing which one the model meant.
+:func:`wire_name` applies the same rule to one name alone, unchecked: for a name that is
+only shown to the model, such as a call in the history to a tool this node does not offer.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Iterator
 
-__all__ = ["MAX_WIRE_NAME", "WireNames", "is_wire_name"]
+__all__ = ["MAX_WIRE_NAME", "WireNames", "is_wire_name", "wire_name"]
 
 MAX_WIRE_NAME = 64
 """The longest name OpenAI accepts for a tool."""
@@ -39,8 +41,10 @@ def is_wire_name(name: str) -> bool:
     return _VALID.fullmatch(name) is not None
 
 
-def _wire_name(name: str) -> str:
-    if is_wire_name(name):
+def wire_name(name: str) -> str:
+    """``name`` as OpenAI accepts it, by the rule :class:`WireNames` follows, with no check
+    that it stays apart from other names ("" stays "", which no API accepts)."""
+    if is_wire_name(name) or not name:
         return name
     replaced = _INVALID_CHARACTER.sub("_", name)
     if len(replaced) <= MAX_WIRE_NAME:
@@ -66,7 +70,7 @@ class WireNames:
                 raise ValueError("a tool's name is empty; give every tool a name")
             if name in self._wire:
                 raise ValueError(f"two tools are named {name!r}; give each tool a name of its own")
-            wire = _wire_name(name)
+            wire = wire_name(name)
             other = self._tool.get(wire)
             if other is not None:
                 raise ValueError(
@@ -96,6 +100,10 @@ class WireNames:
     def renamed(self) -> dict[str, str]:
         """The tools whose wire name is not their own name: each name, and its wire name."""
         return {name: wire for name, wire in self._wire.items() if wire != name}
+
+    def __contains__(self, name: object) -> bool:
+        """Whether a tool of this name was given (its own name, not its wire name)."""
+        return name in self._wire
 
     def __iter__(self) -> Iterator[str]:
         """The tools' own names, in the order given."""
