@@ -313,9 +313,9 @@ def read_tool_decisions(pause: Pause, answer: Any) -> tuple[ToolDecision, ...]:
     """
     calls = pause.tool_calls
     if answer is True or answer == "approve":
-        answer = [{"type": "approve"}] * len(calls)
+        answer = [_APPROVE] * len(calls)
     elif answer is False or answer == "reject":
-        answer = [{"type": "reject"}] * len(calls)
+        answer = [_REJECT] * len(calls)
     elif isinstance(answer, (Mapping, ToolDecision)):
         answer = [answer]
     if not isinstance(answer, (list, tuple)):
@@ -347,6 +347,10 @@ def read_tool_decisions(pause: Pause, answer: Any) -> tuple[ToolDecision, ...]:
             raise ResumeError(f"a response in place of {call.name} needs its 'message': the result the model reads")
         decisions.append(decision)
     return tuple(decisions)
+
+
+_APPROVE = ToolDecision(type="approve")
+_REJECT = ToolDecision(type="reject")
 
 
 def _first_problem(exc: pydantic.ValidationError) -> str:

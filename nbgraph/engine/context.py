@@ -292,7 +292,7 @@ class Context:
         waiting: list[int] = []  # the places in ``decided`` the asked pauses fill
         for call in calls:
             slot = f"{base}.tool.{call.call_id}"
-            pause = Pause.model_construct(  # (from checked values: a pause per call of a reply)
+            pause = Pause(
                 id=resumption.asked_id(slot) or new_id(),
                 kind="tool",
                 node=self.node,
@@ -320,7 +320,13 @@ class Context:
             asking = door.asking
             if not asking.live:
                 raise PauseRequested(*asked)
-            got = await asyncio.gather(*(asking.wait(pause, self) for pause in asked), return_exceptions=True)
+            if len(asked) == 1:  # (most replies ask about one call: no task to gather)
+                try:
+                    got: list[Any] = [await asking.wait(asked[0], self)]
+                except PauseRequested as unwound:
+                    got = [unwound]
+            else:
+                got = await asyncio.gather(*(asking.wait(pause, self) for pause in asked), return_exceptions=True)
             unanswered: list[Pause] = []
             for place, pause, answer in zip(waiting, asked, got, strict=True):
                 if isinstance(answer, PauseRequested):
@@ -417,7 +423,11 @@ class Context:
 
 
 def _arguments_shown(arguments: Mapping[str, Any]) -> str:
-    text = ", ".join(f"{key}={json.dumps(value, ensure_ascii=False, default=str)}" for key, value in arguments.items())
+    text = ", ".join(f"{key}={_shortened(repr(value))}" for key, value in arguments.items())
+    return _shortened(text)
+
+
+def _shortened(text: str) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 

@@ -365,9 +365,8 @@ class _Turn:
         run waits (or stops) until each is decided, before any call of the batch runs."""
         from ..pauses import ToolCallAsk
 
-        # (constructed: the values come from the tool and the model's checked call)
         asks = [
-            ToolCallAsk.model_construct(
+            ToolCallAsk(
                 call_id=call.id,
                 name=self.toolbox[call.name].name,
                 description=self.toolbox[call.name].description,
@@ -388,9 +387,10 @@ class _Turn:
 
     def _kept(self) -> dict[str, Any]:
         ctx = self.ctx
+        # Messages as they are (immutable): a checkpoint writes them as JSON if one is taken.
         return {
-            "new": [message.model_dump(mode="json") for message in self.new],
-            "results": self.results,
+            "new": list(self.new),
+            "results": dict(self.results),
             "failed_last": sorted(self.failed_last),
             "rounds": self.rounds,
             "usage": [ctx.tokens, ctx.cost, ctx.turns],
