@@ -349,7 +349,8 @@ class Context:
         return door.asking.pauses.answers.get(f"{self._slot_base()}!{key}")
 
     def keep(self, key: str, value: Any) -> None:
-        """Keep ``value`` (plain data) with this call's answers, so that when the node runs again
+        """Keep ``value`` (what a checkpoint can write as JSON: plain data, pydantic models; not
+        to be changed afterwards) with this call's answers, so that when the node runs again
         from its start after a question, it takes up what it had done (model replies, tool
         results) instead of doing it twice; ``None`` forgets it, which a node does once it
         has what it kept for."""
