@@ -205,6 +205,7 @@ def _validate(
                 )
         out.setdefault(edge.source, []).append(edge)
 
+    problems.extend(_never_taken(out))
     for source, router in routers.items():
         if source == END:
             problems.append("a router cannot leave END")
@@ -243,6 +244,37 @@ def _validate(
     if problems:
         raise GraphValidationError(str(graph.name), problems)
     return out, schema
+
+
+def _never_taken(out: Mapping[str, list[Edge]]) -> list[str]:
+    """Edges that can never be taken: edges out of a node are tried in order and the first that
+    holds wins, so any edge after one that always holds is dead. Two unconditional edges out
+    of one node are how LangGraph writes a fan-out; here that loses a node without a word."""
+    problems: list[str] = []
+    for source, edges in out.items():
+        always = next((e for e in edges if e.when is None and e.each is None and not e.join), None)
+        if always is None:
+            continue
+        dead = edges[edges.index(always) + 1 :]
+        if not dead:
+            continue
+        shown = " and ".join(_where(edge) for edge in dead[:3])
+        if len(dead) > 3:
+            shown += f" (and {len(dead) - 3:,} more)"
+        targets = list(dict.fromkeys([*always.targets, *(t for edge in dead[:8] for t in edge.targets)]))
+        written = "START" if source == START else repr(source)
+        fix = (
+            f"to run them together write one fan-out edge, add_edge({written}, {targets!r}) "
+            f"({'START' if source == START else source} -> {' & '.join(targets)} in a %%graph cell)"
+            if all(edge.when is None and edge.each is None for edge in dead) and END not in targets
+            else "give the first one a condition (when=), or move it last as the fallback"
+        )
+        lost = ", ".join(repr(t) for t in dict.fromkeys(t for edge in dead[:3] for t in edge.targets))
+        problems.append(
+            f"{shown} can never be taken, so {lost} is never reached that way: {_where(always)} always "
+            f"holds and edges out of a node are tried in order (the first that holds wins); {fix}"
+        )
+    return problems
 
 
 def _where(edge: Edge) -> str:

@@ -29,6 +29,60 @@ def problems_of(g: Graph) -> list[str]:
     return info.value.problems
 
 
+class TestDeadEdges:
+    """Edges out of a node are tried in order: one after an edge that always holds is dead."""
+
+    def test_a_langgraph_style_fan_out_is_refused_naming_both_edges_and_the_fan_out(self):
+        g = Graph("fan")
+        for name in ("a", "b"):
+            g.add_node(name, lambda s: None)
+            g.add_edge(name, END)
+        g.add_edge(START, "a")
+        g.add_edge(START, "b")  # how LangGraph writes a fan-out; here b would never run
+        with pytest.raises(GraphValidationError) as refused:
+            g.compile()
+        (problem,) = refused.value.problems
+        assert problem.startswith(
+            "edge __start__ -> b can never be taken, so 'b' is never reached that way: edge __start__ -> a always holds"
+        )
+        assert "add_edge(START, ['a', 'b'])" in problem and "START -> a & b in a %%graph cell" in problem
+        g2 = Graph("fan")
+        for name in ("a", "b"):
+            g2.add_node(name, lambda s: None)
+            g2.add_edge(name, END)
+        g2.add_edge(START, ["a", "b"])
+        assert g2.invoke({}).outcome == "done"
+
+    def test_an_edge_after_the_fallback_is_refused_with_how_to_order_them(self):
+        g = Graph("order")
+        g.add_node("a", lambda s: None)
+        g.add_node("b", lambda s: None)
+        g.add_edge(START, "a")
+        g.add_edge("a", END)
+        g.add_edge("a", "b", when=lambda s: True, label="always")
+        g.add_edge("b", END)
+        with pytest.raises(
+            GraphValidationError,
+            match=r"edge a -> b can never be taken, so 'b' is never reached that way: edge a -> __end__ always holds",
+        ):
+            g.compile()
+
+    def test_conditions_then_a_fallback_compile(self):
+        g = Graph("ok")
+        g.add_node("a", lambda s: None)
+        g.add_edge(START, "a", when=lambda s: False, label="never")
+        g.add_edge(START, "a")
+        g.add_edge("a", END)
+        assert g.invoke({}).outcome == "done"
+
+    def test_in_a_graph_cell_two_start_lines_are_refused_at_their_line(self):
+        from nbgraph.dsl import GraphSyntaxError, parse
+
+        with pytest.raises(GraphSyntaxError, match=r"line 2.*can never be taken") as refused:
+            parse("START -> a\nSTART -> b\na -> END\nb -> END", {"a": lambda s: None, "b": lambda s: None}, "g")
+        assert "START -> a & b" in str(refused.value)
+
+
 class TestValidation:
     def test_valid_graph_compiles(self):
         compiled = build().compile()
