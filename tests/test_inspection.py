@@ -110,13 +110,18 @@ class TestPlainAndConditionalSteps:
         assert last.input["version"] == 3 and last.change.changed["ok"].after is True
 
     def test_a_condition_that_raises_is_reported_with_its_error_not_raised(self):
-        g = writer()
-        g.add_edge(
-            "publish", "draft", when=lambda s: s.missing > 1, label="state.missing > 1"
-        )  # never reached: END first
+        g = Graph("writer", state=Doc)
+        g.add_node("draft", lambda s: {"text": "x"})
+        g.add_node("publish", lambda s: {"published": s.text})
+        g.add_edge(START, "publish")
+        # The first edge holds whenever the run gets here, so the second is never evaluated by
+        # the run: only the inspector, which shows every candidate, meets its error.
+        g.add_edge("publish", END, when=lambda s: True, label="done")
+        g.add_edge("publish", "draft", when=lambda s: s.missing > 1, label="state.missing > 1")
+        g.add_edge("draft", END)
         result = g.invoke({})
         assert result.outcome == "done"
-        seen = result.inspect(7)  # publish: its edge to END is first and holds; the second raises
+        seen = result.inspect(1)
         broken = next(c for c in seen.candidates if c.target == "draft")
         assert broken.holds is None and broken.error.startswith("AttributeError: ") and "missing" in broken.error
         [problem] = seen.problems
