@@ -199,6 +199,9 @@ class RunObserver:
             self._flush()
         elif kind == "error":
             self._log.append(f"      error: {event.error}")
+        elif kind == "custom":
+            where = event.path or event.node or "run"
+            self._log.append(f"      {where}: {json.dumps(event.data, default=str, ensure_ascii=False)[:80]}")
         elif kind == "done":
             self._status.update(state="done", outcome=event.outcome, reason=event.reason)
             self._done = True

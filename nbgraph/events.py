@@ -20,6 +20,7 @@ import pydantic
 from .pauses import Pause
 
 __all__ = [
+    "Custom",
     "Done",
     "ErrorEvent",
     "Event",
@@ -132,6 +133,15 @@ class ErrorEvent(_Event):
     error_type: str = ""
 
 
+class Custom(_Event):
+    """Data a node streams for whoever listens (``ctx.emit("custom", data=...)``; a LangGraph
+    node's ``get_stream_writer()``): shown in the view's log, kept in the step's record."""
+
+    type: Literal["custom"] = "custom"
+    node: str | None = None
+    data: Any = None
+
+
 class Done(_Event):
     type: Literal["done"] = "done"
     outcome: str
@@ -150,6 +160,7 @@ Event = Annotated[
     | Interrupt
     | Answer
     | ErrorEvent
+    | Custom
     | Done,
     pydantic.Field(discriminator="type"),
 ]
@@ -168,6 +179,7 @@ EVENT_TYPES: dict[str, type[pydantic.BaseModel]] = {
         Interrupt,
         Answer,
         ErrorEvent,
+        Custom,
         Done,
     )
 }

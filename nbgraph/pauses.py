@@ -66,6 +66,9 @@ class Rerun(pydantic.BaseModel):
     """The tools called before the pause, by name, in call order."""
     answered: int = 0
     """Earlier questions of this call already answered: a resume gives them their answers back."""
+    live: bool = False
+    """An answer given while the run waits runs the node again too (a LangGraph run resumes
+    every interrupted node from its start), not only a resume from a checkpoint."""
 
     @pydantic.computed_field  # type: ignore[prop-decorator]
     @property

@@ -31,6 +31,27 @@ function describe(node, badges) {
 }
 
 /**
+ * An edge's classes: how it is drawn (a `goto` dotted, an unconditional one dashed, a
+ * `dynamic` one, discovered while running because the graph does not declare it, dash-dot).
+ */
+export function edgeClass(edge) {
+  let style = edge.goto ? " nbg-goto" : edge.unconditional && !edge.each ? " nbg-unconditional" : "";
+  if (edge.each) style += " nbg-each";
+  if (edge.fanout && edge.fanout.length > 1) style += " nbg-fanout";
+  if (edge.join && edge.join.length > 1) style += " nbg-join";
+  if (edge.dynamic) style += " nbg-dynamic";
+  return `nbg-edge${style}`;
+}
+
+/** An edge's tooltip: its ends and label, and for a discovered edge how to declare it (its `note`). */
+export function edgeTip(edge) {
+  const text = edgeLabel(edge);
+  const title = `${nodeTitle(edge.from)} \u2192 ${nodeTitle(edge.to)}${text ? `: ${text}` : ""}`;
+  if (!edge.dynamic) return title;
+  return `${title} \u2014 ${edge.note || "discovered while running: the graph does not declare it"}`;
+}
+
+/**
  * Draw a laid-out graph into a fresh <svg>; returns it with lookups for updates.
  * Everything drawn sits in one group, `scene`, which the view moves and scales to zoom and
  * pan; each node's entry keeps its `box` in the drawing's coordinates (frames' insides too).
@@ -68,12 +89,7 @@ export function drawGraph(laid, uid, { onToggle = () => {} } = {}) {
 function drawLevel(parent, laid, drawing, uid, origin) {
   const edgeLayer = svg("g", { class: "nbg-edges" });
   for (const edge of laid.edges) {
-    let style = edge.goto ? " nbg-goto" : edge.unconditional && !edge.each ? " nbg-unconditional" : "";
-    if (edge.each) style += " nbg-each";
-    if (edge.fanout && edge.fanout.length > 1) style += " nbg-fanout";
-    if (edge.join && edge.join.length > 1) style += " nbg-join";
-    if (edge.dynamic) style += " nbg-dynamic";
-    const group = svg("g", { class: `nbg-edge${style}`, "data-edge": edge.key });
+    const group = svg("g", { class: edgeClass(edge), "data-edge": edge.key });
     const points = edge.points.slice();
     const joined = edge.join && edge.join.length > 1 && laid.joins.some((j) => j.node === laid.prefix + edge.to);
     if (joined) {
@@ -85,7 +101,7 @@ function drawLevel(parent, laid, drawing, uid, origin) {
     group.appendChild(path);
     const text = edgeLabel(edge);
     const tip = svg("title");
-    tip.textContent = `${nodeTitle(edge.from)} \u2192 ${nodeTitle(edge.to)}${text ? `: ${text}` : ""}`;
+    tip.textContent = edgeTip(edge);
     group.prepend(tip);
     if (text) group.appendChild(drawLabel(edge, text));
     edgeLayer.appendChild(group);

@@ -64,6 +64,7 @@ function askedOf(pause) {
 export function rerunWarning(pause, ended) {
   const note = pause.reruns && pause.reruns.note;
   if (!note) return "";
+  if (pause.reruns.live && !ended) return `\u21BB Answering runs it again: ${note}.`;
   return ended
     ? `\u21BB Answering resumes the run from its checkpoint: ${note}.`
     : `\u21BB Answered here, nothing runs again; if the run is resumed from its checkpoint instead (after a restart), ${note}.`;

@@ -16,6 +16,11 @@ test("a pause that a resume would reach again by re-running its node says so bef
   assert.equal(rerunWarning({ id: "a", kind: "approval", path: "write" }, true), "");
 });
 
+test("a LangGraph pause says that answering runs its node again, even while the run waits", () => {
+  const pause = { id: "p", kind: "input", path: "ask", prompt: "City?", reruns: { path: "ask", live: true, note: "a resume runs 'ask' again from its start" } };
+  assert.equal(rerunWarning(pause, false), "\u21BB Answering runs it again: a resume runs 'ask' again from its start.");
+});
+
 test("a budget pause's figures read as one line per limit, the limits it would pass marked", () => {
   const figures = {
     used: { turns: 4, tokens: 400, cost: 0.04 }, limits: { tokens: 450, cost: 0.1 }, next: { tokens: 100, cost: 0.01 },

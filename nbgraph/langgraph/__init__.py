@@ -15,10 +15,10 @@ checkpointer (``get_state_history``, ``update_state``).
 - :func:`resume` answers the pauses a thread ended waiting at (a run nobody answered, or a
   thread read back after a restart) and goes on from there.
 - :func:`replay` shows a thread that has ended (or stopped at an interrupt) from its
-  checkpoints, with the step slider; nothing runs. :func:`history` (:func:`ahistory`
-  for a checkpointer that reads only asynchronously) gives its steps.
+  checkpoints, with the step slider; nothing runs. :func:`history` gives its steps (from
+  any saver; :func:`ahistory` awaits them).
 - :func:`fork` (or "Fork from here" in a view) goes on from the checkpoint after a step,
-  with LangGraph's ``update_state`` applying an update there first.
+  with LangGraph's ``update_state`` applying an update there first, or with a new input.
 
 Needs ``pip install 'nbgraph[langgraph]'``.
 """
@@ -37,7 +37,7 @@ except ImportError as exc:  # (langgraph is an optional extra)
         f"nbgraph.langgraph needs LangGraph, which is not installed ({exc}): pip install 'nbgraph[langgraph]'"
     ) from exc
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import hooks
@@ -88,6 +88,10 @@ def start(
     input: Any = None,
     config: Mapping[str, Any] | None = None,
     *,
+    context: Any = None,
+    durability: str | None = None,
+    interrupt_before: str | Sequence[str] | None = None,
+    interrupt_after: str | Sequence[str] | None = None,
     display: bool | None = None,
     xray: bool | int = True,
 ) -> LangGraphRun:
@@ -95,12 +99,27 @@ def start(
     running loop and return its :class:`LangGraphRun`; in a Jupyter kernel a live view of it
     is displayed (``display=False`` turns that off).
 
-    A config without a ``thread_id`` gets a fresh one. ``await run`` gives the final state.
+    A config without a ``thread_id`` gets a fresh one; one with a ``checkpoint_id`` starts
+    there, as ``invoke(input, config)`` does. ``await run`` gives the final state.
+
+    ``context`` (what ``Runtime.context`` gives a node, for a graph built with
+    ``context_schema=``), ``durability``, ``interrupt_before`` and ``interrupt_after`` are
+    ``astream``'s: every stream of the run is given them (a resume and a fork of it too),
+    and the view draws the breakpoints given here. ``recursion_limit`` is read from
+    ``config``, as LangGraph reads it.
 
     Raises:
         RuntimeError: no event loop is running (outside a notebook: ``asyncio.run(main())``).
     """
-    run = LangGraphRun(app, input, config, shape_of(app, xray))
+    breaks = {
+        name: list(value) if not isinstance(value, str) else value
+        for name, value in (("interrupt_before_nodes", interrupt_before), ("interrupt_after_nodes", interrupt_after))
+        if value is not None
+    }
+    if breaks:  # (as astream's own are: the graph's compiled ones, replaced)
+        app = app.copy(update=breaks)
+    options = {"context": context, "durability": durability}
+    run = LangGraphRun(app, input, config, shape_of(app, xray), options=options)
     _display(run, display)
     return run.launch()
 
@@ -109,8 +128,8 @@ def history(app: Any, config: Mapping[str, Any], *, xray: bool | int = True) -> 
     """The steps of the thread ``config`` names, read from ``app``'s checkpointer: ``frames``
     for the step slider, ``records``, ``inspect(step)``. Nothing runs.
 
-    With a checkpointer that reads only asynchronously (``AsyncSqliteSaver``), inside a
-    notebook use ``await ahistory(app, config)``.
+    Any saver: one that reads only asynchronously (``AsyncSqliteSaver`` in a notebook cell)
+    is read with its asynchronous interface in a thread of its own.
 
     Raises:
         ValueError: ``app`` has no checkpointer, or the thread has no checkpoint.
@@ -155,7 +174,7 @@ def _thread_steps(app: Any, config: Mapping[str, Any], read: Checkpoints, xray: 
             "a checkpoint does not record when each node ran: a step's time is its superstep's",
             "a checkpoint does not record a Send's payload: such a step shows no input",
         ),
-        tuple(open_pauses(latest, plan.breakpoints, last)) if at_latest else (),
+        tuple(open_pauses(latest, plan.breakpoints, last, inner=app.get_state)) if at_latest else (),
     )
 
 
@@ -181,6 +200,9 @@ def fork(
     *,
     step: int,
     update: Mapping[str, Any] | None = None,
+    input: Any = None,
+    context: Any = None,
+    durability: str | None = None,
     display: bool | None = None,
     xray: bool | int = True,
 ) -> LangGraphRun:
@@ -189,13 +211,19 @@ def fork(
     there), then the graph runs on from it in the same thread. Nothing up to ``step``
     runs again; the path the thread took before stays in its checkpoints.
 
+    With ``input`` (a state), the graph takes it there as a new input, as LangGraph's
+    ``invoke(input, config with that checkpoint_id)`` does: another question to a chat
+    as it stood after ``step``. ``context`` and ``durability`` are ``astream``'s (a run's
+    own are kept when not given).
+
     ``source``: a compiled graph with the ``config`` naming its thread, or the thread's
     steps already read (:func:`history`, :func:`ahistory`).
 
     Raises:
         ValueError: the thread has no step ``step`` to fork from.
     """
-    run = forked(_steps_of(source, config, xray), step, update)
+    options = {"context": context, "durability": durability}
+    run = forked(_steps_of(source, config, xray), step, update, input, options)
     _display(run, display)
     return run.launch()
 
@@ -206,6 +234,8 @@ def resume(
     *,
     answer: Any = None,
     pause: str | None = None,
+    context: Any = None,
+    durability: str | None = None,
     display: bool | None = None,
     xray: bool | int = True,
 ) -> LangGraphRun:
@@ -220,6 +250,8 @@ def resume(
     tool calls in the shape its code reads); a breakpoint's correction is written with
     ``update_state`` first.
 
+    ``context`` and ``durability`` are ``astream``'s (a run's own are kept when not given).
+
     ``source``: a :class:`LangGraphResult`, a compiled graph with the ``config`` naming its
     thread, or the thread's steps already read (:func:`history`, :func:`ahistory`).
 
@@ -229,7 +261,7 @@ def resume(
             several it is for, or does not fit its pause.
     """
     steps = source.replay() if isinstance(source, LangGraphResult) else _steps_of(source, config, xray)
-    run = resumed(steps, answer, pause)
+    run = resumed(steps, answer, pause, {"context": context, "durability": durability})
     _display(run, display)
     return run.launch()
 

@@ -5,18 +5,22 @@ a node that holds a sub-graph (a compiled graph added as a node, or a function t
 calls one, as ``app.get_subgraphs()`` finds them) becomes a frame that opens onto that
 sub-graph's own drawing, ``xray`` levels deep, as ``get_graph(xray=...)`` would show it.
 Nothing is run and nothing is fetched.
+
+What ``get_graph()`` cannot know is not drawn: a conditional edge's ``Send`` without a path
+map, a ``Command(goto=...)`` without a return annotation or ``destinations=``. The view
+draws such an edge the first time a run takes it, marked as discovered (:func:`discovered`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from ..export import DAG_SCHEMA_VERSION
 from ..names import END, START
 from ..plan import Breakpoints
 
-__all__ = ["Shape", "shape_of"]
+__all__ = ["Shape", "discovered", "shape_of"]
 
 _ANY_NODE = "*"  # interrupt_before="*": a breakpoint before every node
 
@@ -32,6 +36,8 @@ class Shape(NamedTuple):
     nodes an edge drawn there leads to -> its label: where a step's routing went is read from it."""
     breakpoints: Breakpoints
     """The static breakpoints compiled in (``interrupt_before`` / ``interrupt_after``), by path."""
+    routers: Mapping[str, Mapping[str, str]] = {}
+    """Level path -> node -> the names of the routing functions of its conditional edges."""
     max_steps: int | None = None
     """The run's ``recursion_limit`` (supersteps), once a run is set (``None``: LangGraph's default)."""
     mermaid: str = ""
@@ -42,12 +48,36 @@ def shape_of(app: Any, xray: bool | int = True) -> Shape:
     (``True``: all of them, ``False`` or 0: none)."""
     depth = -1 if xray is True else int(xray)
     routes: dict[str, dict[str, dict[str, str | None]]] = {}
+    routers: dict[str, dict[str, str]] = {}
     before: set[str] = set()
     after: set[str] = set()
-    level = _level(app, "", depth, routes, before, after)
+    level = _level(app, "", depth, routes, routers, before, after)
     dag = {"version": DAG_SCHEMA_VERSION, "mode": "graph", **level}
     mermaid = app.get_graph(xray=xray).draw_mermaid()
-    return Shape(app.name, dag, routes, Breakpoints(frozenset(before), frozenset(after)), mermaid=mermaid)
+    breakpoints = Breakpoints(frozenset(before), frozenset(after))
+    return Shape(app.name, dag, routes, breakpoints, routers, mermaid=mermaid)
+
+
+def discovered(source: str, target: str, router: str | None) -> dict[str, Any]:
+    """The DAG JSON edge a run took from ``source`` to ``target`` that the drawing did not
+    have (``dynamic``), with a ``note`` saying how to declare it: ``router`` names the
+    routing functions of ``source``'s conditional edges (None: it has none, so a node's
+    ``Command(goto=...)`` took it)."""
+    if router is not None:
+        how = f"declare it with a path map: add_conditional_edges({source!r}, {router}, [{target!r}, ...])"
+    else:
+        how = (
+            f"declare it with a Command[Literal[{target!r}, ...]] return annotation on {source!r}, "
+            f"or add_node({source!r}, ..., destinations=({target!r}, ...))"
+        )
+    return {
+        "from": source,
+        "to": target,
+        "unconditional": False,
+        "label": None,
+        "dynamic": True,
+        "note": f"discovered while running: {how}",
+    }
 
 
 def _level(
@@ -55,6 +85,7 @@ def _level(
     path: str,
     depth: int,
     routes: dict[str, dict[str, dict[str, str | None]]],
+    routers: dict[str, dict[str, str]],
     before: set[str],
     after: set[str],
 ) -> dict[str, Any]:
@@ -74,10 +105,10 @@ def _level(
         sub = inner.get(name)
         if sub is not None:
             node["kind"] = "graph"
-            node["graph"] = _level(sub, prefix + name, depth - 1, routes, before, after)
+            node["graph"] = _level(sub, prefix + name, depth - 1, routes, routers, before, after)
         nodes.append(node)
     nodes.append({"id": END, "kind": "end"})
-    routers = _routers(app)
+    routers[path] = named = _routers(app)
     edges: list[dict[str, Any]] = []
     leads = routes[path] = {}
     for edge in drawn.edges:
@@ -86,13 +117,45 @@ def _level(
             drawn_edge["label"] = None
         elif edge.data is not None:  # a path-map key
             drawn_edge.update(label=str(edge.data), router=True)
-        elif edge.source in routers:
-            drawn_edge.update(label=routers[edge.source], router=True)
+        elif edge.source in named:
+            drawn_edge.update(label=named[edge.source], router=True)
         else:  # a node's Command(goto=...), declared by its return annotation
             drawn_edge.update(label="goto", goto=True)
         edges.append(drawn_edge)
-        leads.setdefault(edge.source, {})[edge.target] = drawn_edge["label"]
+    known = {START, END, *names}
+    for declared in _declared(app, named):
+        pair = (declared["from"], declared["to"])
+        if pair[0] in known and pair[1] in known and all((e["from"], e["to"]) != pair for e in edges):
+            edges.append(declared)
+    leaving = {edge["from"] for edge in edges}
+    for name in names:
+        if name not in leaving:  # as get_graph() ends a node it reaches that nothing leaves
+            edges.append({"from": name, "to": END, "unconditional": True, "label": None})
+    for drawn_edge in edges:
+        leads.setdefault(drawn_edge["from"], {})[drawn_edge["to"]] = drawn_edge["label"]
     return {"name": path.rpartition("/")[2] or app.name, "nodes": nodes, "edges": edges, "problems": []}
+
+
+def _declared(app: Any, routers: Mapping[str, str]) -> Iterator[dict[str, Any]]:
+    """The edges ``app``'s builder declares, as DAG JSON. ``get_graph()`` draws the edges its walk
+    from START reaches, so it leaves out those of a node only an undeclared ``Send`` or
+    ``Command(goto=...)`` leads to: they are declared all the same."""
+    builder = getattr(app, "builder", None)
+    plain: Iterable[tuple[str, str]] = getattr(builder, "edges", None) or ()
+    joins: Iterable[tuple[tuple[str, ...], str]] = getattr(builder, "waiting_edges", None) or ()
+    for source, target in sorted(plain):
+        yield {"from": source, "to": target, "unconditional": True, "label": None}
+    for sources, target in sorted(joins):
+        for source in sources:
+            yield {"from": source, "to": target, "unconditional": True, "label": None}
+    for source, named in (getattr(builder, "branches", None) or {}).items():
+        for branch in named.values():
+            for key, target in (getattr(branch, "ends", None) or {}).items():
+                label = str(key) if key != target else routers.get(source, "")
+                yield {"from": source, "to": target, "unconditional": False, "label": label, "router": True}
+    for name, spec in (getattr(builder, "nodes", None) or {}).items():
+        for target in getattr(spec, "ends", None) or ():  # Command[Literal[...]], destinations=
+            yield {"from": name, "to": target, "unconditional": False, "label": "goto", "goto": True}
 
 
 def _routers(app: Any) -> dict[str, str]:

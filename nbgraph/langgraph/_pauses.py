@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, cast
 
 from ..errors import ResumeError
 from ..history import Step
-from ..pauses import Pause, answers_by_id, bind, describe, read_answer, read_break, read_tool_decisions
+from ..pauses import Pause, Rerun, answers_by_id, bind, describe, read_answer, read_break, read_tool_decisions
 from ..plan import Breakpoints
 from ..state import to_jsonable
 from ._review import reply_of, review_of
@@ -34,8 +35,6 @@ __all__ = [
     "read_given",
     "where_asked",
 ]
-
-_RERUN = "↻ answering runs {node!r} again from its start: LangGraph resumes an interrupted node from the top"
 
 
 class Where(NamedTuple):
@@ -61,7 +60,12 @@ def where_asked(interrupt: Any, state: Any) -> Where:
 
 
 def interrupt_pause(interrupt: Any, where: Where) -> Pause:
-    """An interrupt as a pause: a review of tool calls (kind ``"tool"``), else a question."""
+    """An interrupt as a pause: a review of tool calls (kind ``"tool"``), else a question.
+
+    Its prompt is the question alone; that an answer runs the node again from its start (as
+    LangGraph resumes an interrupted node, from the top) is its ``reruns``, which the box
+    shows on a line of its own.
+    """
     value = interrupt.value
     review = review_of(value, getattr(interrupt, "response_schema", None))
     if review is not None:
@@ -75,56 +79,99 @@ def interrupt_pause(interrupt: Any, where: Where) -> Pause:
         step=where.step,
         path=where.path,
         branch=where.branch,
-        prompt=f"{text} ({_RERUN.format(node=where.path)})",
+        prompt=text,
         question=to_jsonable(value, strict=False),
         options=options,
         input_kind="choice" if options else "text",
         tool_calls=review.calls if review is not None else (),
+        reruns=Rerun(path=where.path, live=True),
     )
 
 
-def break_pauses(state: Any, breakpoints: Breakpoints, last: Sequence[Step]) -> list[Pause]:
-    """Where a static breakpoint stopped the graph: after the nodes of its latest step (``last``:
-    their records) that have one, else before the nodes it runs next.
+def break_pauses(
+    state: Any, breakpoints: Breakpoints, last: Sequence[Step], inner: Callable[[Any], Any] = lambda config: None
+) -> list[Pause]:
+    """Where a static breakpoint stopped the graph, one pause per node it stopped at: after the
+    nodes of its latest step (``last``: the records of that step, or of the whole thread) that
+    have one, else before the nodes it runs next. A node that runs as several tasks (the items
+    of a ``Send``) is one pause, as LangGraph stops once for it.
+
+    A sub-graph stopped at its own breakpoint stops its graph too: the pause is then the
+    sub-graph's, at its path (``inner/inner_2``). ``state`` read with ``subgraphs=True`` holds
+    the sub-graphs' states; else ``inner(config)`` reads the state of a sub-graph's task.
 
     An answer may carry a correction to the state (``takes_update``), written with
     ``update_state``; not before a node that follows a step of several nodes, where LangGraph
-    cannot tell which of them the correction would come from.
+    cannot tell which of them the correction would come from, nor inside a sub-graph.
     """
+    return [
+        pause
+        for level, stopped in _stops(state, "", inner)
+        for pause in _level_pauses(level, stopped, breakpoints, last)
+    ]
+
+
+def _stops(state: Any, level: str, inner: Callable[[Any], Any]) -> list[tuple[str, Any]]:
+    """The graphs that stopped, deepest first: the sub-graphs whose tasks wait inside them, else ``state``'s own."""
+    stopped: list[tuple[str, Any]] = []
+    for task in state.tasks:
+        sub = task.state if hasattr(task.state, "next") else inner(task.state) if task.state is not None else None
+        if sub is not None and sub.next:
+            stopped += _stops(sub, f"{level}/{task.name}" if level else task.name, inner)
+    return stopped or [(level, state)]
+
+
+def _level_pauses(level: str, state: Any, breakpoints: Breakpoints, last: Sequence[Step]) -> list[Pause]:
+    """The breakpoint pauses of one graph (``level``: its path, "" for the graph itself) stopped at ``state``."""
     step = int(state.metadata.get("step", 0))
     checkpoint = str(state.config["configurable"].get("checkpoint_id", ""))
-    ran = [record for record in last if record.step == step and "/" not in record.path]
-    after = [record for record in ran if record.path in breakpoints.after]
+    ran = [record for record in last if record.step == step and record.path.rpartition("/")[0] == level]
+    after: dict[str, list[Step]] = {}
+    for record in ran:
+        if record.path in breakpoints.after:
+            after.setdefault(record.path, []).append(record)
     if after:
         return [
             Pause(
-                id=_break_id(checkpoint, "after", record.path),
+                id=_break_id(checkpoint, "after", path),
                 kind="breakpoint",
-                node=record.node,
+                node=records[0].node,
                 step=step,
-                path=record.path,
+                path=path,
                 at="after",
-                update=to_jsonable(record.update, strict=False),
-                prompt=f"breakpoint after {record.path}",
-                takes_update=True,
+                update=to_jsonable(
+                    records[0].update if len(records) == 1 else [record.update for record in records], strict=False
+                ),
+                prompt=f"breakpoint after {path}{_tasks(len(records), 'ran')}",
+                takes_update=not level,
             )
-            for record in after
+            for path, records in after.items()
         ]
-    nodes = [node for node in state.next if node in breakpoints.before] or list(state.next)
-    known = len({record.node for record in ran}) <= 1
+
+    def path_of(node: str) -> str:
+        return f"{level}/{node}" if level else node
+
+    waiting = Counter(state.next)
+    nodes = [node for node in waiting if path_of(node) in breakpoints.before] or list(waiting)
+    known = not level and len({record.node for record in ran}) <= 1
     return [
         Pause(
-            id=_break_id(checkpoint, "before", node),
+            id=_break_id(checkpoint, "before", path_of(node)),
             kind="breakpoint",
             node=node,
             step=step + 1,
-            path=node,
+            path=path_of(node),
             at="before",
-            prompt=f"breakpoint before {node}",
+            prompt=f"breakpoint before {path_of(node)}{_tasks(waiting[node], 'wait')}",
             takes_update=known,
         )
         for node in nodes
     ]
+
+
+def _tasks(count: int, verb: str) -> str:
+    """How many tasks of one node (a ``Send``'s items) a breakpoint stopped, when several."""
+    return f" ({count} tasks {verb})" if count > 1 else ""
 
 
 def _break_id(checkpoint: str, at: str, path: str) -> str:
@@ -189,6 +236,12 @@ def _read_update(pause: Pause, answer: Mapping[str, Any], channels: Any) -> Brea
         raise ResumeError(f"a breakpoint's update is a mapping of state fields to values, {shape}; got {update!r:.200}")
     if word == "stop":
         raise ResumeError("an update goes with 'continue' or 'step': a run stopped at a breakpoint takes none")
+    if not pause.takes_update and "/" in pause.path:
+        raise ResumeError(
+            f"the breakpoint {pause.at} {pause.path!r} takes no update: it is inside a sub-graph, and LangGraph's "
+            "update_state writes the graph's own state (answer 'continue', and correct the state at a breakpoint "
+            "of the graph itself)"
+        )
     if not pause.takes_update:
         raise ResumeError(
             f"the breakpoint before {pause.path!r} takes no update: several nodes ran in the step before it, and "
@@ -223,11 +276,16 @@ def _question(value: Any) -> tuple[str, tuple[str, ...] | None]:
 
 
 def open_pauses(
-    state: Any, breakpoints: Breakpoints, last: Sequence[Step], where: Any = lambda interrupt: None
+    state: Any,
+    breakpoints: Breakpoints,
+    last: Sequence[Step],
+    where: Any = lambda interrupt: None,
+    inner: Callable[[Any], Any] = lambda config: None,
 ) -> list[Pause]:
     """The pauses a thread's state waits at: its interrupts (``where(interrupt)`` says where each
-    was asked, when known), else its static breakpoints; none when it waits for nothing."""
+    was asked, when known), else its static breakpoints (see :func:`break_pauses` for ``inner``);
+    none when it waits for nothing."""
     if not state.next:
         return []
     asked = [interrupt_pause(i, where(i) or where_asked(i, state)) for i in state.interrupts]
-    return asked or break_pauses(state, breakpoints, last)
+    return asked or break_pauses(state, breakpoints, last, inner)

@@ -13,7 +13,8 @@ correction, after ``update_state`` has written it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Generator, Mapping, Sequence
+import copy
+from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -35,7 +36,7 @@ from ._thread import ThreadSteps
 
 __all__ = ["LangGraphResult", "LangGraphRun", "UnsupportedByLangGraph", "forked", "resumed"]
 
-_MODES = ["debug", "messages"]
+_MODES = ["debug", "messages", "custom"]
 
 
 class UnsupportedByLangGraph(NbgraphError, ValueError):
@@ -95,6 +96,70 @@ def steps_of(entries: Sequence[Entry]) -> list[Step]:
     return [entry.record for entry in entries]
 
 
+# -- a saver with no asynchronous methods ------------------------------------------------
+
+_ASYNC_NAMES = (
+    "aget",
+    "aget_tuple",
+    "aput",
+    "aput_writes",
+    "adelete_thread",
+    "adelete_for_runs",
+    "acopy_thread",
+    "aprune",
+    "aget_delta_channel_history",
+)
+_answers_async: dict[type, bool] = {}
+"""Saver class -> whether its asynchronous methods work (``SqliteSaver``'s raise)."""
+_inline_classes: dict[type, type] = {}
+
+
+async def runnable(app: Any, config: Mapping[str, Any]) -> Any:
+    """``app``, or, when its checkpointer has no asynchronous methods (``SqliteSaver``), a copy
+    whose checkpointer answers them with its synchronous ones, so that ``astream`` runs it.
+
+    The checkpoints land in the same store, written on the loop's thread, one at a time.
+    """
+    saver = app.checkpointer
+    kind = type(saver)
+    answers = _answers_async.get(kind)
+    if answers is None:
+        try:
+            await saver.aget_tuple(config)
+            answers = True
+        except NotImplementedError:
+            answers = False
+        _answers_async[kind] = answers
+    if answers:
+        return app
+    inline = copy.copy(saver)
+    inline.__class__ = _inline_class(kind)
+    return app.copy(update={"checkpointer": inline})
+
+
+def _inline_class(kind: type) -> type:
+    """``kind`` with each asynchronous method calling its synchronous twin."""
+    made = _inline_classes.get(kind)
+    if made is None:
+        methods: dict[str, Any] = {name: _calling(name[1:]) for name in _ASYNC_NAMES if hasattr(kind, name[1:])}
+
+        async def alist(self: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            for item in self.list(*args, **kwargs):
+                yield item
+
+        methods["alist"] = alist
+        made = _inline_classes[kind] = type(kind.__name__, (kind,), methods)
+    return made
+
+
+def _calling(name: str) -> Callable[..., Any]:
+    async def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self, name)(*args, **kwargs)
+
+    call.__name__ = f"a{name}"
+    return call
+
+
 class LangGraphRun:
     """One run of a compiled LangGraph graph, streamed as a task of the running loop.
 
@@ -117,6 +182,7 @@ class LangGraphRun:
         shared: ThreadSteps | None = None,
         fork: tuple[Mapping[str, Any], Any] | None = None,
         waiting: Sequence[Pause] = (),
+        options: Mapping[str, Any] | None = None,
     ) -> None:
         config = dict(config or {})
         configurable = dict(config.get("configurable") or {})
@@ -135,6 +201,9 @@ class LangGraphRun:
         self.replaced: tuple[str, ...] = ()
         self._input = input
         self._fork = fork
+        self.options: dict[str, Any] = {key: value for key, value in (options or {}).items() if value is not None}
+        """What each stream is given besides the input and config (``context``, ``durability``)."""
+        self._streaming = {"stream_mode": _MODES, "subgraphs": True, **self.options}
         self._entries: list[Entry] = list(shared.entries) if shared is not None else []
         self._records = steps_of(self._entries)
         self._listeners = Listeners(thread=self.thread)
@@ -221,7 +290,9 @@ class LangGraphRun:
 
     def steps(self) -> ThreadSteps:
         """The run's steps so far, as the inspector and a fork read them."""
-        return ThreadSteps(self.app, self.config, self.plan, tuple(self._entries), dict(self._book.checkpoints))
+        return ThreadSteps(
+            self.app, self.config, self.plan, tuple(self._entries), dict(self._book.checkpoints), options=self.options
+        )
 
     def subscribe(self, listener: Callable[[Any], Any], *, steps: bool = True) -> Callable[[], None]:
         """Call ``listener(event)`` for each :mod:`nbgraph.events` event from now on; returns an
@@ -390,6 +461,7 @@ class LangGraphRun:
         )
         outcome, reason, error = "done", None, None
         try:
+            self.app = await runnable(self.app, self.config)
             config: Mapping[str, Any] = self._first
             if self._fork is not None:
                 at, update = self._fork
@@ -405,7 +477,7 @@ class LangGraphRun:
                     config = self.config
                 await self._stream(command, config, before)
                 config = self.config  # the thread's latest checkpoint, from now on
-                state = await self.app.aget_state(config)
+                state = await self.app.aget_state(config, subgraphs=True)  # (a sub-graph may have stopped the run)
                 if not state.next:
                     break
                 asked = self._open(state)
@@ -420,9 +492,7 @@ class LangGraphRun:
         return self._finish(outcome, reason, error)
 
     async def _stream(self, command: Any, config: Mapping[str, Any], before: Any) -> None:
-        options: dict[str, Any] = {"stream_mode": _MODES, "subgraphs": True}
-        if before is not None:
-            options["interrupt_before"] = before
+        options = self._streaming if before is None else {**self._streaming, "interrupt_before": before}
         read = self._book.read
         async for namespace, mode, chunk in self.app.astream(command, config, **options):
             read(namespace, mode, chunk)
@@ -487,9 +557,17 @@ class LangGraphRun:
         return f"<LangGraphRun {self.plan.name!r} thread={self.thread!r} ({status})>"
 
 
-def forked(steps: ThreadSteps, step: int, update: Any = None) -> LangGraphRun:
+def forked(
+    steps: ThreadSteps,
+    step: int,
+    update: Any = None,
+    input: Any = None,
+    options: Mapping[str, Any] | None = None,
+) -> LangGraphRun:
     """A run (not yet launched) going on from the checkpoint after ``step`` of ``steps``,
-    holding the steps up to it."""
+    holding the steps up to it: with ``input``, as ``invoke(input, config of that
+    checkpoint)`` goes on (a new question to a chat as it was then); else from the
+    checkpoint as it is."""
     if isinstance(step, bool) or not isinstance(step, int) or step not in steps.checkpoints:
         known = sorted(steps.checkpoints)
         told = f"steps {known[0]} to {known[-1]}" if known else "no checkpoints"
@@ -506,15 +584,28 @@ def forked(steps: ThreadSteps, step: int, update: Any = None) -> LangGraphRun:
             break
     shared = steps._replace(entries=tuple(kept), checkpoints={k: v for k, v in steps.checkpoints.items() if k <= step})
     return LangGraphRun(
-        steps.app, None, steps.config, steps.plan, shared=shared, fork=(steps.checkpoints[step], update)
+        steps.app,
+        input,
+        steps.config,
+        steps.plan,
+        shared=shared,
+        fork=(steps.checkpoints[step], update),
+        options=_kept(steps, options),
     )
+
+
+def _kept(steps: ThreadSteps, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The options of the run ``steps`` came from, with those given now (not None) instead."""
+    return {**steps.options, **{key: value for key, value in (options or {}).items() if value is not None}}
 
 
 class _Unanswered(Exception):
     """``stop_waiting`` was called while pauses were open."""
 
 
-def resumed(steps: ThreadSteps, answer: Any = None, pause: str | None = None) -> LangGraphRun:
+def resumed(
+    steps: ThreadSteps, answer: Any = None, pause: str | None = None, options: Mapping[str, Any] | None = None
+) -> LangGraphRun:
     """A run (not yet launched) that goes on from the pauses ``steps`` ended waiting at, with
     ``answer`` bound to them by the rule :meth:`LangGraphRun.answer` follows; the pauses it
     does not answer stay open in the new run.
@@ -531,7 +622,9 @@ def resumed(steps: ThreadSteps, answer: Any = None, pause: str | None = None) ->
         )
     config = {**steps.config, "configurable": dict(steps.config["configurable"])}
     config["configurable"].pop("checkpoint_id", None)  # (it goes on from the thread's latest checkpoint)
-    run = LangGraphRun(steps.app, None, config, steps.plan, shared=steps, waiting=steps.pauses)
+    run = LangGraphRun(
+        steps.app, None, config, steps.plan, shared=steps, waiting=steps.pauses, options=_kept(steps, options)
+    )
     given = bind_answer(steps.pauses, answer, pause, thread=run.thread, story=lambda key: None)
     run._give(steps.pauses, given, run._read(steps.pauses, given))
     run._resuming = given

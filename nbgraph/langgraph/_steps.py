@@ -22,6 +22,7 @@ from ..engine.listeners import Listeners
 from ..history import FiredEdge, Step
 from ..names import END
 from ..pauses import Pause
+from ..state import to_jsonable
 
 __all__ = ["Entry", "StepBook", "level_of", "messages_of", "routed", "tokens_of", "tool_calls_of"]
 
@@ -154,8 +155,8 @@ class StepBook:
         """Interrupt id -> the task that asked (the deepest one: a sub-graph's node, not its frame)."""
         self.answers: dict[tuple[str, int, str | None], list[tuple[Pause, Any]]] = {}
         """(path, step, branch) -> the pauses a node asked there and their answers."""
-        self.last: list[Step] = []
-        """The records of the top level's latest superstep."""
+        self._last: dict[str, list[Step]] = {}
+        """Graph path ("" for the graph itself) -> the records of its latest superstep."""
         self.checkpoints: dict[int, Mapping[str, Any]] = {}
         """Top-level step -> the config of the checkpoint written after it: a fork starts there."""
         self.values: Mapping[str, Any] = {}
@@ -166,6 +167,9 @@ class StepBook:
     def read(self, namespace: tuple[str, ...], mode: str, chunk: Any) -> None:
         if mode == "messages":
             self._text(chunk)
+            return
+        if mode == "custom":
+            self._custom(namespace, chunk)
             return
         kind = chunk["type"]
         payload = chunk["payload"]
@@ -262,8 +266,8 @@ class StepBook:
             )
             for task in ended
         ]
-        if not level.path and settled:
-            self.last = settled
+        if settled:
+            self._last[level.path] = settled
         level.step, level.settled, level.tasks, level.named = step + 1, step, {}, False
         if not following and namespace:
             del self._levels[namespace]  # a sub-graph's call has ended
@@ -338,6 +342,23 @@ class StepBook:
             ),
         )
 
+    def _custom(self, namespace: tuple[str, ...], data: Any) -> None:
+        """What a node wrote with ``get_stream_writer()``: a custom chunk says nothing of who wrote
+        it, so it is the running task's of its graph level when only one runs there."""
+        level = self._levels.get(namespace)
+        running = [task for task in (level.tasks.values() if level else ()) if task.status == "running"]
+        task = running[0] if len(running) == 1 else None
+        self._listeners.emit_if(
+            lambda: events.Custom(
+                thread=self._thread,
+                step=task.step if task is not None else self.step,
+                path=task.path if task is not None else level_of(namespace),
+                branch=task.branch if task is not None else None,
+                node=task.node if task is not None else None,
+                data=to_jsonable(data, strict=False),
+            )
+        )
+
     # -- what is under way ---------------------------------------------------------------
 
     @property
@@ -369,6 +390,11 @@ class StepBook:
                 index[task.node] += 1
             else:
                 task.branch = task.node
+
+    @property
+    def last(self) -> list[Step]:
+        """The records of each graph's latest superstep (a sub-graph's too: its breakpoints stop the run)."""
+        return [record for records in self._last.values() for record in records]
 
     def where(self, interrupt_id: str) -> tuple[str, str, int, str | None] | None:
         """The node, path, step and branch of the task that asked an interrupt."""

@@ -8,7 +8,9 @@ what they wrote, and sub-graph tasks point at their own checkpoints, read the sa
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
 from typing import Any, NamedTuple
 
@@ -55,6 +57,9 @@ class ThreadSteps(NamedTuple):
     """What the source does not record."""
     pauses: tuple[Pause, ...] = ()
     """The pauses the thread waits at (its interrupts, or a static breakpoint), unanswered."""
+    options: Mapping[str, Any] = {}
+    """What the run's streams were given besides input and config (``context``, ``durability``):
+    a fork or a resume of it is given them too."""
 
     @property
     def thread(self) -> str:
@@ -199,9 +204,23 @@ class Checkpoints(NamedTuple):
 
 def read_checkpoints(app: Any, config: Mapping[str, Any]) -> Checkpoints:
     """The checkpoints from the thread's first to the one ``config`` names (else its latest):
-    after a fork, the path the thread took to it, not the one it left."""
+    after a fork, the path the thread took to it, not the one it left.
+
+    A checkpointer that cannot read synchronously here (``AsyncSqliteSaver`` on its own
+    loop's thread, a saver with asynchronous methods only) is read with its asynchronous
+    interface, on a loop of its own in a thread of its own: this thread's loop may be the
+    one waiting for the answer.
+    """
+    try:
+        return _read_checkpoints(app, config)
+    except (NotImplementedError, asyncio.InvalidStateError):
+        with ThreadPoolExecutor(1, thread_name_prefix="nbgraph-history") as reader:
+            return reader.submit(asyncio.run, aread_checkpoints(app, config)).result()
+
+
+def _read_checkpoints(app: Any, config: Mapping[str, Any]) -> Checkpoints:
     chain = _chain(list(app.get_state_history(config)), config)
-    return Checkpoints(chain, {_namespace(task): read_checkpoints(app, task.state) for task in _calls(chain)})
+    return Checkpoints(chain, {_namespace(task): _read_checkpoints(app, task.state) for task in _calls(chain)})
 
 
 async def aread_checkpoints(app: Any, config: Mapping[str, Any]) -> Checkpoints:

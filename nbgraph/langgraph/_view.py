@@ -5,15 +5,21 @@ view through the same door as the engine's runs (:class:`~nbgraph.viewed.ViewedR
 What the view asks of the engine itself is asked of LangGraph here instead: a step's
 inspection (from the run's stream or the thread's checkpoints) and a fork (LangGraph's
 ``update_state`` on a checkpoint, and a run from it).
+
+An edge a run takes that the drawing does not have (a ``Send`` or a ``Command(goto=...)``
+that ``get_graph()`` could not see) is added to the drawing the first time it is taken,
+marked as discovered, live and in a replay alike.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .._observer import place
+import traitlets
+
+from .._observer import edge_key, place
 from ..widget import GraphView, inspection_message, widget_data
-from ._drawing import Shape
+from ._drawing import Shape, discovered
 from ._run import LangGraphRun, UnsupportedByLangGraph, forked, resumed
 from ._thread import ThreadSteps, inspect_entry, step_index
 
@@ -29,6 +35,28 @@ class LangGraphView(GraphView):
             self.breakpoints = {"before": sorted(plan.breakpoints.before), "after": sorted(plan.breakpoints.after)}
         self.steps = steps
         """The thread's steps the view shows when no run is bound to it (a replay)."""
+        self._routers = plan.routers if plan is not None else {}
+        self._drawn: tuple[Any, dict[str, tuple[str, str]], set[str]] | None = None
+        """The drawing last read for what it draws: the DAG, its node paths and its edges' keys."""
+
+    @traitlets.observe("fired")
+    def _discover(self, change: Any) -> None:
+        """Draw the edges a run took that the drawing does not have, marked as discovered."""
+        drawn = self._drawn
+        if drawn is None or drawn[0] is not self.dag:
+            drawn = self._drawn = (self.dag, *_drawn_paths(self.dag))
+        _, nodes, edges = drawn
+        missing = [key for key in change["new"] if key not in edges]
+        found = [ends for key in missing if (ends := _ends(key, nodes)) is not None]
+        if not found:
+            return
+        dag = _copy_levels(self.dag)
+        for source, target in found:
+            level, name = nodes[source]
+            held = _level_of(dag, level)
+            router = self._routers.get(level, {}).get(name)
+            held["edges"] = [*held["edges"], discovered(name, nodes[target][1], router)]
+        self.dag = dag
 
     def _shown(self) -> ThreadSteps:
         observer = self.observer
@@ -128,6 +156,53 @@ class LangGraphView(GraphView):
         )
         run.launch()
         return run
+
+
+def _drawn_paths(dag: dict[str, Any]) -> tuple[dict[str, tuple[str, str]], set[str]]:
+    """The node paths of every level drawn (path -> its level's path and its name) and the
+    keys of the edges drawn there, as the view keys fired edges."""
+    nodes: dict[str, tuple[str, str]] = {}
+    edges: set[str] = set()
+    levels: list[tuple[str, dict[str, Any]]] = [("", dag)]
+    while levels:
+        level, held = levels.pop()
+        prefix = f"{level}/" if level else ""
+        for node in held.get("nodes", ()):
+            nodes[prefix + node["id"]] = (level, node["id"])
+            if node.get("graph"):
+                levels.append((prefix + node["id"], node["graph"]))
+        edges.update(edge_key(prefix + edge["from"], prefix + edge["to"]) for edge in held.get("edges", ()))
+    return nodes, edges
+
+
+def _ends(key: str, nodes: dict[str, tuple[str, str]]) -> tuple[str, str] | None:
+    """A fired edge's key read back as the node paths at its ends, in one level (None: not two
+    nodes the view draws side by side, such as the inside of a sub-graph ``xray`` hides)."""
+    at = key.find("\u2192")
+    while at >= 0:  # (a node's name may hold the arrow too)
+        source, target = key[:at], key[at + 1 :]
+        if source in nodes and target in nodes and nodes[source][0] == nodes[target][0]:
+            return source, target
+        at = key.find("\u2192", at + 1)
+    return None
+
+
+def _copy_levels(level: dict[str, Any]) -> dict[str, Any]:
+    """``level`` with its own lists of nodes and edges at every level (the rest shared), so the
+    view's new drawing is a new value and the one it had is unchanged."""
+    copied = dict(level)
+    copied["edges"] = list(level.get("edges", ()))
+    copied["nodes"] = [
+        {**node, "graph": _copy_levels(node["graph"])} if node.get("graph") else node for node in level.get("nodes", ())
+    ]
+    return copied
+
+
+def _level_of(dag: dict[str, Any], path: str) -> dict[str, Any]:
+    level = dag
+    for name in path.split("/") if path else ():
+        level = next(node for node in level["nodes"] if node["id"] == name)["graph"]
+    return level
 
 
 def show(view: GraphView, mermaid: str) -> None:

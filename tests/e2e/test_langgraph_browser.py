@@ -1,4 +1,5 @@
-"""A LangGraph graph in nbgraph's view, in a real JupyterLab: its interrupt answered by typing."""
+"""A LangGraph graph in nbgraph's view, in a real JupyterLab: its interrupt answered by typing, and an
+edge its drawing could not know drawn once the run takes it."""
 
 from __future__ import annotations
 
@@ -21,8 +22,11 @@ def test_answer_a_langgraph_interrupt_by_typing_and_pressing_enter(lab, page):
     answer = view.locator("input.nbg-answer")
     answer.wait_for(timeout=TIMEOUT)
     prompt = view.locator(".nbg-pause-prompt").inner_text()
-    assert prompt.startswith("Which city should we visit?")
-    assert "runs 'ask' again from its start" in prompt
+    assert prompt == "Which city should we visit?"  # the question alone; what answering runs again is said once
+    assert (
+        "Answering runs it again: a resume runs 'ask' again from its start"
+        in view.locator(".nbg-pause-rerun").inner_text()
+    )
     assert view.get_attribute("data-current") == "ask"
     answer.fill("Kyoto")
     answer.press("Enter")
@@ -39,5 +43,12 @@ def test_answer_a_langgraph_interrupt_by_typing_and_pressing_enter(lab, page):
         "research\u2192plan",
         "plan\u2192__end__",
     }
+    # research's Command(goto="plan") has no annotation: the edge is drawn once taken, marked as discovered.
+    taken = view.locator(".nbg-edge.nbg-dynamic")
+    assert taken.evaluate_all("els => els.map(e => e.dataset.edge)") == ["research\u2192plan"]
+    assert (
+        "discovered while running: declare it with a Command[Literal['plan', ...]]"
+        in taken.locator("title").first.text_content()
+    )
     ARTIFACTS.mkdir(exist_ok=True)
     view.screenshot(path=str(ARTIFACTS / "langgraph-done.png"))
