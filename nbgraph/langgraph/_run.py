@@ -328,6 +328,18 @@ class LangGraphRun:
         self._give(open_, given, self._read(open_, given))
         self._tell(open_, given)
 
+    def answer_on_launch(self, open_: Sequence[Pause], value: Any, pause: str | None = None) -> None:
+        """Answer the pauses ``open_`` a resumed run starts waiting at, before it is launched,
+        by the rule :meth:`answer` follows; the listeners hear the answers as the run announces
+        the pauses.
+
+        Raises:
+            ResumeError: as :meth:`answer`.
+        """
+        given = bind_answer(open_, value, pause, thread=self.thread, story=lambda key: None)
+        self._give(open_, given, self._read(open_, given))
+        self._resuming = given
+
     def _read(self, open_: Sequence[Pause], given: Mapping[str, Any]) -> dict[str, Any]:
         """The answers read and checked against their pauses (any that does not fit raises first)."""
         kinds = {p.id: p for p in open_}
@@ -625,7 +637,5 @@ def resumed(
     run = LangGraphRun(
         steps.app, None, config, steps.plan, shared=steps, waiting=steps.pauses, options=_kept(steps, options)
     )
-    given = bind_answer(steps.pauses, answer, pause, thread=run.thread, story=lambda key: None)
-    run._give(steps.pauses, given, run._read(steps.pauses, given))
-    run._resuming = given
+    run.answer_on_launch(steps.pauses, answer, pause)
     return run
