@@ -1,0 +1,58 @@
+"""Every exercise's check is itself tested: a bank of plausible wrong answers it must refuse with
+a message saying what to look at, and right answers unlike the solution it must pass."""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+from checkbank import NOTEBOOKS, Answer, Exercise, banks, verdict_on
+
+EXERCISES = banks()
+LESSONS = sorted([*NOTEBOOKS.glob("0*.ipynb"), *NOTEBOOKS.glob("1*.ipynb"), *NOTEBOOKS.glob("c*.ipynb")])
+_HEADING = re.compile(r"^## (Exercise|Milestone)\b.*$", re.M)
+
+
+def _cases(kind: str) -> list[tuple[Exercise, Answer]]:
+    return [(exercise, answer) for exercise in EXERCISES for answer in getattr(exercise, kind)]
+
+
+def _id(case: tuple[Exercise, Answer]) -> str:
+    exercise, answer = case
+    return f"{exercise.lesson.removesuffix('.ipynb')}|{exercise.heading.removeprefix('## ')}|{answer.why}"
+
+
+@pytest.mark.parametrize("case", _cases("wrong"), ids=_id)
+def test_a_wrong_answer_is_refused_with_a_message_that_says_where_to_look(case):
+    exercise, answer = case
+    said = verdict_on(exercise, answer)
+    assert said.startswith("Not yet:"), said
+    assert answer.says in said, said
+
+
+@pytest.mark.parametrize("case", _cases("right"), ids=_id)
+def test_a_right_answer_unlike_the_solution_passes(case):
+    exercise, answer = case
+    said = verdict_on(exercise, answer)
+    assert said.startswith("Solved:"), said
+
+
+def test_every_exercise_has_a_bank_of_two_wrong_answers_and_one_right_one():
+    """An exercise (or a capstone milestone) without a bank, or with a check the lesson no longer
+    has, is found here."""
+    headings = {
+        (path.name, match.group(0).strip())
+        for path in LESSONS
+        for cell in nbformat.read(path, as_version=4).cells
+        if cell.cell_type == "markdown"
+        for match in _HEADING.finditer(cell.source)
+    }
+    banked = {(exercise.lesson, exercise.heading): exercise for exercise in EXERCISES}
+    assert sorted(headings - banked.keys()) == []
+    assert sorted(banked.keys() - headings) == []
+    for exercise in EXERCISES:
+        assert len(exercise.wrong) >= 2 and len(exercise.right) >= 1, exercise.heading
+        assert all(answer.says for answer in exercise.wrong), exercise.heading
+        lesson = nbformat.read(NOTEBOOKS / exercise.lesson, as_version=4)
+        assert any(exercise.check in cell.source for cell in lesson.cells if cell.cell_type == "code"), exercise.check
