@@ -153,6 +153,9 @@ class GraphMagics(Magics):
         super().__init__(shell)
         # Nodes defined with %%node: {graph name or None for any graph: {node: fn}}.
         self.nodes: dict[str | None, dict[str, Any]] = {}
+        # What the notebook's name held right after each %%node cell, {(graph, node): value}: a
+        # different value later means the notebook defined the name again, after the cell.
+        self._left_in_namespace: dict[tuple[str | None, str], Any] = {}
 
     @property
     def _ns(self) -> dict[str, Any]:
@@ -193,12 +196,18 @@ class GraphMagics(Magics):
             options["max_concurrency"] = _positive(args.max_concurrency, f"%%graph {args.name}: --max-concurrency")
         if args.checkpointer:
             options["checkpointer"] = self._checkpointer(args.checkpointer)
-        nodes = {**self.nodes.get(None, {}), **self.nodes.get(args.name, {})}
+        nodes, overridden = self._node_cells_for(args.name)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             graph = parse(cell, self._ns, args.name, nodes=nodes, first_line=2, **options)
         for warning in caught:
             print(f"warning: {warning.message}", file=sys.stderr)
+        for name in sorted(overridden & graph.nodes.keys()):
+            print(
+                f"warning: node {name}: {name} was defined again after its %%node {name} cell, and this graph uses "
+                f"the newer definition; run the %%node {name} cell again to use the cell's code",
+                file=sys.stderr,
+            )
         # A Run already going keeps its own compiled copy of the previous definition.
         self._ns[args.name] = graph
         from ._redefined import graph_redefined
@@ -327,11 +336,13 @@ class GraphMagics(Magics):
                 raise UsageError("%%node --tools only applies to --llm nodes (and --approve-tools with it)")
             fn = compile_node_body(name, cell, self._ns)
         options = {"approval": args.approval or False, "feedback": not args.no_feedback}
+        self._warn_if_shadowing(name, args.graph)
         self.nodes.setdefault(args.graph, {})[name] = NodeDefinition(fn, options)
         if args.graph is None:
             # A node for any graph is also a plain function of the notebook; one scoped to
             # a graph must not shadow a same-named function other graphs use.
             self._ns[name] = fn
+        self._left_in_namespace[args.graph, name] = self._ns.get(name)
         # Redefine the node in an existing graph, e.g. to fix it before resuming a failed run.
         names = {args.graph} if args.graph else set()
         for graph in self._graphs_using(name, args.graph):
@@ -344,6 +355,38 @@ class GraphMagics(Magics):
                 print(
                     f"node {name}: its new code is swapped into run {thread}, which waits (from the node's next call on)"
                 )
+
+    def _node_cells_for(self, graph: str) -> tuple[dict[str, Any], set[str]]:
+        """The %%node definitions a ``%%graph graph`` cell uses, and the names the notebook
+        defined again after their %%node cell, which the graph takes from the notebook instead:
+        the definition run last wins, as everywhere else in a notebook."""
+        nodes: dict[str, Any] = {}
+        overridden: set[str] = set()
+        for scope in (None, graph):
+            for name, definition in self.nodes.get(scope, {}).items():
+                now = self._ns.get(name)
+                if now is not self._left_in_namespace.get((scope, name)) and callable(now):
+                    overridden.add(name)
+                    nodes.pop(name, None)
+                else:
+                    overridden.discard(name)
+                    nodes[name] = definition
+        return nodes, overridden
+
+    def _warn_if_shadowing(self, name: str, graph: str | None) -> None:
+        """Say so when a %%node cell hides a function of the same name the notebook defined
+        (by a def or an import), which graphs would otherwise have used."""
+        before = self._ns.get(name)
+        if not callable(before) or isinstance(before, Graph) or any(
+            definition.fn is before for scope in self.nodes.values() for definition in scope.values()
+        ):
+            return
+        who = f"graph {graph} uses" if graph else "graphs defined from now on use"
+        print(
+            f"warning: %%node {name} hides the function {name} defined earlier in this notebook: {who} "
+            f"this cell's code (rename one of them to keep both)",
+            file=sys.stderr,
+        )
 
     def _graphs_using(self, node: str, only: str | None) -> list[Graph]:
         found = []

@@ -11,6 +11,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from nbgraph import Graph, Resume, ScriptedModel
 from nbgraph.dsl import GraphSyntaxError
 from nbgraph.export import DAG_SCHEMA_VERSION
+from nbgraph.magics import GraphMagics
 from nbgraph.llm import Reply
 
 
@@ -18,6 +19,7 @@ from nbgraph.llm import Reply
 def shell():
     sh = InteractiveShell.instance()
     sh.run_cell("%load_ext nbgraph", store_history=False)
+    sh.register_magics(GraphMagics)  # fresh magics: no %%node cell of an earlier test
     sh.user_ns.clear()
     sh.run_cell(
         """
@@ -237,6 +239,39 @@ def send_email(to: str) -> str:
         shell.run_cell_magic("node", "flaky", "return {'x': 1}")
         done = graph.invoke(Resume(failed.thread))
         assert done.outcome == "done" and done.state["x"] == 1 and done.path == ["research", "flaky"]
+
+    def test_a_def_run_after_a_node_cell_wins_and_the_graph_says_so(self, shell, capsys):
+        shell.run_cell_magic("node", "shout", "return {'text': state.q.upper()}")
+        run(shell, "def shout(state):\n    return {'text': state.q + '!'}")
+        shell.run_cell_magic("graph", "g", "START -> shout -> END")
+        assert shell.user_ns["g"].invoke({"q": "hi"}).state["text"] == "hi!"
+        assert (
+            "warning: node shout: shout was defined again after its %%node shout cell, and this graph uses the "
+            "newer definition; run the %%node shout cell again to use the cell's code"
+        ) in capsys.readouterr().err
+        shell.run_cell_magic("node", "shout", "return {'text': state.q.upper()}")
+        shell.run_cell_magic("graph", "g", "START -> shout -> END")
+        assert shell.user_ns["g"].invoke({"q": "hi"}).state["text"] == "HI"
+
+    def test_a_node_cell_that_hides_a_def_says_so_once(self, shell, capsys):
+        shell.run_cell_magic("node", "research", "return {'has_findings': False}")
+        assert (
+            "warning: %%node research hides the function research defined earlier in this notebook: graphs "
+            "defined from now on use this cell's code"
+        ) in capsys.readouterr().err
+        shell.run_cell_magic("node", "research", "return {'has_findings': False}")  # the same cell, run again
+        shell.run_cell_magic("graph", "g", GRAPH)
+        assert "warning" not in capsys.readouterr().err
+        assert shell.user_ns["g"].invoke({"q": "deep"}).path == ["research", "summarize"]
+
+    def test_a_node_cell_for_one_graph_leaves_the_def_to_the_others(self, shell, capsys):
+        shell.run_cell_magic("node", "research --graph g", "return {'has_findings': False}")
+        assert "hides the function research defined earlier in this notebook: graph g uses" in capsys.readouterr().err
+        shell.run_cell_magic("graph", "g", GRAPH)
+        shell.run_cell_magic("graph", "h", GRAPH)
+        assert shell.user_ns["g"].invoke({"q": "deep"}).path == ["research", "summarize"]
+        assert shell.user_ns["h"].invoke({"q": "deep"}).path == ["research", "analyze", "summarize"]
+        assert "warning" not in capsys.readouterr().err
 
     def test_node_syntax_error(self, shell, capsys):
         result = run(shell, "%%node broken\nx = 1\nreturn {'x': x\n")
