@@ -66,12 +66,12 @@ def _execute(path: Path, monkeypatch: pytest.MonkeyPatch, **env: str | None) -> 
 
 def _minutes(notebook: nbformat.NotebookNode) -> float:
     """The course's estimate (notebooks/README.md): prose at 180 words a minute, code at 8 lines a
-    minute, half a minute per code cell, 5 minutes per exercise."""
+    minute, half a minute per code cell, 5 minutes per exercise (a capstone milestone is one)."""
     markdown = [c.source for c in notebook.cells if c.cell_type == "markdown"]
     code = [c.source for c in notebook.cells if c.cell_type == "code"]
     words = sum(len(text.split()) for text in markdown)
     lines = sum(1 for text in code for line in text.splitlines() if line.strip())
-    exercises = sum(len(re.findall(r"^## Exercise", text, re.M)) for text in markdown)
+    exercises = sum(len(re.findall(r"^## (Exercise|Milestone)", text, re.M)) for text in markdown)
     return words / 180 + lines / 8 + 0.5 * len(code) + 5 * exercises
 
 
@@ -289,98 +289,6 @@ def test_lesson_1_checks_deny_a_run_and_refuse_a_gate_that_lets_publish_post(gat
     assert verdict in shown, shown
 
 
-_DESK_NODES = """
-def read_order(state):
-    found = ORDER_NUMBER.search(state.message)
-    return {"order_id": found.group(1) if found else ""}
-
-async def ask_order(state, ctx):
-    found = ORDER_NUMBER.search(await ctx.request_input("Which order?"))
-    return {"order_id": found.group(1) if found else ""}
-
-def look_up(state):
-    order = find_order(state.order_id)
-    return {"amount": order["amount"], "too_old": order["days_since_delivery"] > 30}
-
-def refuse(state):
-    return {"refunded": 0, "reply": f"Order #{state.order_id} is over 30 days old."}
-
-def refund(state):
-    pay_refund(state.order_id, state.amount)
-    return {"refunded": state.amount, "reply": f"Refunded order #{state.order_id}."}
-
-def hand_over(state):
-    return {"refunded": 0, "handed_to_person": True, "reply": f"A colleague takes order #{state.order_id}."}
-"""
-
-_CAPSTONE_CHECK = "course.verdict(capstone_problems(), 'the returns desk meets the brief.')"
-
-
-def test_the_capstone_check_refuses_a_manager_asked_after_the_refund_was_paid():
-    """The old shape of the answer: the node that pays has its approval after it, so at the manager's
-    pause the money is gone and the reply written, and a denial cannot take them back."""
-    graph = """%%graph returns_desk --max-steps 10
-START -> read_order
-read_order -> ask_order  if not state.order_id
-read_order -> look_up
-ask_order -> look_up
-look_up -> refuse        if state.too_old
-look_up -> big_refund    if state.amount > 100
-look_up -> refund
-big_refund [approval, on_deny=hand_over] -> END
-refund -> END
-refuse -> END
-hand_over -> END"""
-    shown = _check("09-capstone.ipynb", _DESK_NODES + "\nbig_refund = refund\n", graph, _CAPSTONE_CHECK)
-    assert shown.startswith("Not yet:"), shown
-    for case in ("'Refund #2001 please.'", "'Refund #2001, it does not fit.'"):
-        assert (
-            f"{case}: when the manager was asked, there was already {{'REFUNDS': [('2001', 200.0)], "
-            "'reply': 'Refunded order #2001.', 'refunded': 200.0}; the manager decides before anything is paid"
-        ) in shown, shown
-    assert "'Refund #2001, it does not fit.': pay_refund paid [200.0]; expected no payment" in shown, shown
-    assert "#1042" not in shown and "#3003" not in shown, shown  # the cases without a manager pass
-
-
-def test_the_capstone_check_passes_a_gate_of_another_shape():
-    """Not the solution's shape: a typed state, the Python API, and a `manager` node that does nothing,
-    approved after it ran, before the node that pays. Nothing is paid or written when the manager is
-    asked, so the check passes: it reads what the run did, not how the graph is written."""
-    gate = """import pydantic
-from nbgraph import END, START, Graph
-
-class Desk(pydantic.BaseModel):
-    message: str
-    order_id: str = ""
-    amount: float = 0
-    too_old: bool = False
-    reply: str = ""
-    refunded: float = 0
-    handed_to_person: bool = False
-
-def manager(state):
-    return None
-
-returns_desk = Graph("returns_desk", state=Desk, max_steps=10)
-for node in (read_order, ask_order, look_up, refuse, refund, hand_over):
-    returns_desk.add_node(node.__name__, node)
-returns_desk.add_node("manager", manager, approval=True, on_deny="hand_over")
-returns_desk.add_edge(START, "read_order")
-returns_desk.add_edge("read_order", "ask_order", when=lambda s: not s.order_id)
-returns_desk.add_edge("read_order", "look_up")
-returns_desk.add_edge("ask_order", "look_up")
-returns_desk.add_edge("look_up", "refuse", when=lambda s: s.too_old)
-returns_desk.add_edge("look_up", "manager", when=lambda s: s.amount > 100)
-returns_desk.add_edge("look_up", "refund")
-returns_desk.add_edge("manager", "refund")
-for name in ("refuse", "refund", "hand_over"):
-    returns_desk.add_edge(name, END)
-"""
-    assert (
-        _check("09-capstone.ipynb", _DESK_NODES, gate, _CAPSTONE_CHECK) == "Solved: the returns desk meets the brief.\n"
-    )
-
-
 # -- the shape of the course -------------------------------------------------------------------
 
 
@@ -392,11 +300,11 @@ def test_every_lesson_says_its_time_and_links_the_map_the_cheat_sheet_and_the_gl
         assert f"]({target})" in header, (path.name, target)
     said = re.search(r"about (\d+) minutes", header)
     assert said, path.name
-    estimate = _minutes(notebook) + (30 if path.stem == "09-capstone" else 0)  # the capstone: building the agent
+    estimate = _minutes(notebook)
     assert abs(int(said.group(1)) - estimate) <= 3, (path.name, said.group(0), round(estimate, 1))
     if path in TUTORIALS and path.stem != "09-capstone":
         assert estimate < 30, (path.name, round(estimate, 1))
-    if path in CASES:
+    if path in CASES or path.stem == "09-capstone":
         assert estimate <= 40, (path.name, round(estimate, 1))
 
 
@@ -411,13 +319,15 @@ def test_every_tutorial_has_objectives_a_summary_and_what_to_try_next(path):
 def test_every_exercise_has_a_hint_and_a_solution_that_rebuilds_its_lesson(path):
     notebook = _read(path)
     exercises = [
-        cell.source for cell in notebook.cells if cell.cell_type == "markdown" and cell.source.startswith("## Exercise")
+        cell.source
+        for cell in notebook.cells
+        if cell.cell_type == "markdown" and cell.source.startswith(("## Exercise", "## Milestone"))
     ]
     if path in TUTORIALS:
-        assert exercises or path.stem == "09-capstone", f"{path.name} has no exercise"
+        assert exercises, f"{path.name} has no exercise"
     for exercise in exercises:
         assert "<details><summary>Hint" in exercise, (path.name, exercise[:60])
-    if not exercises and path.stem != "09-capstone":
+    if not exercises:
         return
     links = {link for cell in notebook.cells if cell.cell_type == "markdown" for link in _LINK.findall(cell.source)}
     (solution,) = {link for link in links if link.startswith("solutions/")}
