@@ -79,7 +79,9 @@ def verdict_on(exercise: Exercise, answer: Answer) -> str:
         resources={"metadata": {"path": str(NOTEBOOKS)}},
     )
     client.execute()
-    failed = [(cell.source, shown(cell)) for cell in driver.cells[:-1] if any(o.output_type == "error" for o in cell.outputs)]
+    failed = [
+        (cell.source, shown(cell)) for cell in driver.cells[:-1] if any(o.output_type == "error" for o in cell.outputs)
+    ]
     if failed:
         source, error = failed[0]
         return f"(the answer's cell failed before the check ran)\n{source}\n{error}"

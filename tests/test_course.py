@@ -13,11 +13,11 @@ from types import ModuleType
 
 import nbformat
 import pytest
+from checkbank import NOTEBOOKS, shown
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from openai_server import OpenAIServer, Reply
 
-NOTEBOOKS = Path(__file__).parents[1] / "notebooks"
 TUTORIALS = sorted(NOTEBOOKS.glob("0*.ipynb"))
 CASES = sorted(NOTEBOOKS.glob("c*.ipynb"))
 LESSONS = TUTORIALS + CASES
@@ -34,19 +34,6 @@ def _read(path: Path) -> nbformat.NotebookNode:
 
 def _interactive(cell: nbformat.NotebookNode) -> bool:
     return cell.cell_type == "code" and bool(_YOUR_TURN.search(cell.source))
-
-
-def _shown(cell: nbformat.NotebookNode) -> str:
-    """What a code cell shows as text: its streams, and the plain text of results and displays."""
-    parts = []
-    for output in cell.get("outputs", []):
-        if output.output_type == "stream":
-            parts.append(output.text)
-        elif output.output_type in ("execute_result", "display_data"):
-            parts.append(output.data.get("text/plain", ""))
-        elif output.output_type == "error":
-            parts.append(f"{output.ename}: {output.evalue}")
-    return "".join(parts)
 
 
 def _execute(path: Path, monkeypatch: pytest.MonkeyPatch, **env: str | None) -> nbformat.NotebookNode:
@@ -86,10 +73,10 @@ def test_run_all_with_nobody_answering_ends_with_the_friendly_notes(path, monkey
     so, waits its visible time, acts itself and says that too, and the checks after it pass."""
     notebook = _execute(path, monkeypatch, NBGRAPH_AUTO_ANSWER=None, COURSE_WAIT="1", NBGRAPH_HEADLESS_WAIT="0")
     for cell in filter(_interactive, notebook.cells):
-        shown = _shown(cell)
-        assert "Your turn, in the view above:" in shown and "waits up to 1 s" in shown, (cell.source, shown)
-        assert "so this cell answered for you" in shown or "so this cell does it for you" in shown, (cell.source, shown)
-    printed = [_shown(cell) for cell in notebook.cells if cell.cell_type == "code" and _shown(cell).strip()]
+        text = shown(cell)
+        assert "Your turn, in the view above:" in text and "waits up to 1 s" in text, (cell.source, text)
+        assert "so this cell answered for you" in text or "so this cell does it for you" in text, (cell.source, text)
+    printed = [shown(cell) for cell in notebook.cells if cell.cell_type == "code" and shown(cell).strip()]
     if any(cell.cell_type == "markdown" and cell.source.startswith("## Checks") for cell in notebook.cells):
         assert any("all checks passed" in text for text in printed), path.name
     assert printed[-1].startswith(("Not yet:", "Skipped: offline", "all checks passed")), printed[-1]
@@ -106,10 +93,10 @@ def test_a_run_no_browser_shows_gives_up_waiting_and_the_cell_resumes_it(monkeyp
         NBGRAPH_HEADLESS_WAIT="1",
     )
     (waiting,) = filter(_interactive, notebook.cells)
-    shown = _shown(waiting)
-    assert "No browser shows this notebook" in shown and "resumed the run from its checkpoint" in shown, shown
-    assert "done -> ask_topic -> draft -> review -> draft -> review -> publish" in shown
-    assert any("all checks passed" in _shown(cell) for cell in notebook.cells if cell.cell_type == "code")
+    text = shown(waiting)
+    assert "No browser shows this notebook" in text and "resumed the run from its checkpoint" in text, text
+    assert "done -> ask_topic -> draft -> review -> draft -> review -> publish" in text
+    assert any("all checks passed" in shown(cell) for cell in notebook.cells if cell.cell_type == "code")
 
 
 # -- a real model -----------------------------------------------------------------------------
@@ -141,7 +128,7 @@ def test_a_real_model_section_runs_on_the_server_it_is_given(path, server: OpenA
         NBGRAPH_MODEL="course-model",
         OPENAI_API_KEY=None,
     )
-    shown = "".join(_shown(cell) for cell in notebook.cells if cell.cell_type == "code")
+    shown = "".join(shown(cell) for cell in notebook.cells if cell.cell_type == "code")
     assert f"Real model: course-model at {server.base_url}" in shown
     assert "Smoke test passed: course-model replied 'ok'" in shown
     assert "Skipped: offline" not in shown
@@ -243,50 +230,9 @@ def test_rebuild_runs_only_the_cells_tagged_build_and_names_one_that_fails(tmp_p
     client = NotebookClient(driver, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
     with pytest.raises(CellExecutionError) as failed:
         client.execute()
-    assert _shown(driver.cells[1]) == "Rebuilt good.ipynb: its 2 cells tagged build ran here.\n1 False\n"
+    assert shown(driver.cells[1]) == "Rebuilt good.ipynb: its 2 cells tagged build ran here.\n1 False\n"
     assert failed.value.ename == "CourseError"
     assert failed.value.evalue == "bad.ipynb, cell 2 (tagged build) failed: ZeroDivisionError: division by zero"
-
-
-# -- a check refuses a wrong answer and passes a right one ---------------------------------------
-
-
-def _check(lesson: str, *cells: str) -> str:
-    """What a lesson's check prints for an answer: in a fresh kernel, the lesson's cells tagged build
-    run (``course.rebuild``), then ``cells``, the answer's and last the check's."""
-    driver = nbformat.v4.new_notebook()
-    driver.cells = [nbformat.v4.new_code_cell(f"import course\ncourse.rebuild({lesson!r})")]
-    driver.cells += [nbformat.v4.new_code_cell(source) for source in cells]
-    client = NotebookClient(
-        driver, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
-    )
-    client.execute()
-    return _shown(driver.cells[-1])
-
-
-_WRITER = """%%graph writer --max-steps 20
-START -> ask_topic -> headline -> draft -> review
-review -> publish {gate}  if state.good_enough
-review -> draft
-publish -> END"""
-
-
-@pytest.mark.parametrize(
-    ("gate", "verdict"),
-    [
-        ("[approval]", "a run answered Deny ended 'denied' with 1 post(s) on the blog; gate publish before it runs"),
-        ("", "a run answered Deny ended 'done' with 1 post(s) on the blog; gate publish before it runs"),
-        ("[approval=before]", "Solved: headline runs after ask_topic"),
-    ],
-    ids=["after publish", "no gate", "before publish"],
-)
-def test_lesson_1_checks_deny_a_run_and_refuse_a_gate_that_lets_publish_post(gate, verdict):
-    """The learner's graph of exercise 2 is run and denied: a gate after publish (the post is out by
-    the time anyone says no) or none at all is refused, naming the fix."""
-    headline = 'def headline(state):\n    return {"headline": state.topic.upper()}'
-    check = "course.verdict(exercise_2_problems(), 'headline runs after ask_topic')"
-    shown = _check("01-first-graph.ipynb", headline, _WRITER.format(gate=gate), check)
-    assert verdict in shown, shown
 
 
 # -- the shape of the course -------------------------------------------------------------------

@@ -31,7 +31,11 @@ def test_every_code_cell_runs_twice_in_a_row(path, monkeypatch):
     monkeypatch.setenv("NBGRAPH_AUTO_ANSWER", "1")
     notebook = _twice(path)
     client = NotebookClient(
-        notebook, timeout=120, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(NOTEBOOKS)}}
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(NOTEBOOKS)}},
     )
     client.execute()
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]

@@ -11,8 +11,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from nbgraph import Graph, Resume, ScriptedModel
 from nbgraph.dsl import GraphSyntaxError
 from nbgraph.export import DAG_SCHEMA_VERSION
-from nbgraph.magics import GraphMagics
 from nbgraph.llm import Reply
+from nbgraph.magics import GraphMagics
 
 
 @pytest.fixture

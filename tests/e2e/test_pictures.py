@@ -22,12 +22,11 @@ import io
 import os
 
 import pytest
+from PIL import Image, ImageChops
+from PIL.PngImagePlugin import PngInfo
 from test_widget_browser import TIMEOUT, open_notebook
 
 from conftest import HERE
-
-from PIL import Image, ImageChops
-from PIL.PngImagePlugin import PngInfo
 
 PICTURES = HERE.parent.parent / "docs" / "images"
 WINDOW = {"width": 1120, "height": 1150}
