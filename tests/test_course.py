@@ -18,7 +18,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from openai_server import OpenAIServer, Reply
 
-TUTORIALS = sorted(NOTEBOOKS.glob("0*.ipynb"))
+TUTORIALS = sorted([*NOTEBOOKS.glob("0*.ipynb"), *NOTEBOOKS.glob("1*.ipynb")])
 CASES = sorted(NOTEBOOKS.glob("c*.ipynb"))
 LESSONS = TUTORIALS + CASES
 
