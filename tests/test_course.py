@@ -14,6 +14,7 @@ from types import ModuleType
 import nbformat
 import pytest
 from checkbank import NOTEBOOKS, shown
+from course_pace import minutes
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from openai_server import OpenAIServer, Reply
@@ -50,16 +51,6 @@ def _execute(path: Path, monkeypatch: pytest.MonkeyPatch, **env: str | None) -> 
     client.execute()
     return notebook
 
-
-def _minutes(notebook: nbformat.NotebookNode) -> float:
-    """The course's estimate (notebooks/README.md): prose at 180 words a minute, code at 8 lines a
-    minute, half a minute per code cell, 5 minutes per exercise (a capstone milestone is one)."""
-    markdown = [c.source for c in notebook.cells if c.cell_type == "markdown"]
-    code = [c.source for c in notebook.cells if c.cell_type == "code"]
-    words = sum(len(text.split()) for text in markdown)
-    lines = sum(1 for text in code for line in text.splitlines() if line.strip())
-    exercises = sum(len(re.findall(r"^## (Exercise|Milestone)", text, re.M)) for text in markdown)
-    return words / 180 + lines / 8 + 0.5 * len(code) + 5 * exercises
 
 
 # -- Run All with nobody there ---------------------------------------------------------------
@@ -246,7 +237,7 @@ def test_every_lesson_says_its_time_and_links_the_map_the_cheat_sheet_and_the_gl
         assert f"]({target})" in header, (path.name, target)
     said = re.search(r"about (\d+) minutes", header)
     assert said, path.name
-    estimate = _minutes(notebook)
+    estimate = minutes(notebook)
     assert abs(int(said.group(1)) - estimate) <= 3, (path.name, said.group(0), round(estimate, 1))
     if path in TUTORIALS and path.stem != "09-capstone":
         assert estimate < 30, (path.name, round(estimate, 1))

@@ -8,6 +8,7 @@ import re
 import nbformat
 import pytest
 from checkbank import NOTEBOOKS, Answer, Exercise, banks, verdict_on
+from course_pace import READING_ALOUD, minutes
 
 EXERCISES = banks()
 LESSONS = sorted([*NOTEBOOKS.glob("0*.ipynb"), *NOTEBOOKS.glob("1*.ipynb"), *NOTEBOOKS.glob("c*.ipynb")])
@@ -56,3 +57,19 @@ def test_every_exercise_has_a_bank_of_two_wrong_answers_and_one_right_one():
         assert all(answer.says for answer in exercise.wrong), exercise.heading
         lesson = nbformat.read(NOTEBOOKS / exercise.lesson, as_version=4)
         assert any(exercise.check in cell.source for cell in lesson.cells if cell.cell_type == "code"), exercise.check
+
+
+def test_the_teachers_guide_lists_every_mistake_the_banks_try_and_each_lessons_minutes():
+    """The guide's mistakes are the banks' wrong answers, and its minutes are the stated method's:
+    a bank or a lesson that changes without the guide is found here."""
+    guide = (NOTEBOOKS / "reference" / "instructors-guide.md").read_text(encoding="utf-8")
+    missing = [answer.why for exercise in EXERCISES for answer in exercise.wrong if f"- {answer.why}: " not in guide]
+    assert missing == []
+    for path in LESSONS:
+        row = re.search(
+            rf"^\| \[{re.escape(path.stem)}\]\(\.\./{re.escape(path.name)}\) \| (\d+) \| (\d+) \|", guide, re.M
+        )
+        assert row, f"the guide's table has no row for {path.name}"
+        notebook = nbformat.read(path, as_version=4)
+        alone, aloud = minutes(notebook), minutes(notebook, READING_ALOUD)
+        assert abs(int(row.group(1)) - alone) <= 1 and abs(int(row.group(2)) - aloud) <= 1, (path.name, alone, aloud)
