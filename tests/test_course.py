@@ -119,10 +119,10 @@ def test_a_real_model_section_runs_on_the_server_it_is_given(path, server: OpenA
         NBGRAPH_MODEL="course-model",
         OPENAI_API_KEY=None,
     )
-    shown = "".join(shown(cell) for cell in notebook.cells if cell.cell_type == "code")
-    assert f"Real model: course-model at {server.base_url}" in shown
-    assert "Smoke test passed: course-model replied 'ok'" in shown
-    assert "Skipped: offline" not in shown
+    text = "".join(shown(cell) for cell in notebook.cells if cell.cell_type == "code")
+    assert f"Real model: course-model at {server.base_url}" in text
+    assert "Smoke test passed: course-model replied 'ok'" in text
+    assert "Skipped: offline" not in text
     assert len(server.requests) >= 2  # the smoke test, then the lesson's own run
     assert {request["model"] for request in server.requests} == {"course-model"}
 
@@ -292,3 +292,14 @@ def test_the_course_map_lists_every_lesson_and_every_lesson_has_a_way_out():
     for path in LESSONS:
         last = _read(path).cells[-1]
         assert last.cell_type == "markdown" and (".ipynb)" in last.source or "README.md)" in last.source), path.name
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda path: path.stem)
+def test_the_course_map_gives_each_lesson_the_minutes_its_header_says(path):
+    course_map = (NOTEBOOKS / "README.md").read_text(encoding="utf-8")
+    in_a_table = re.search(rf"\[{re.escape(path.stem)}\]\({re.escape(path.name)}\) \|[^|\n]*\| (\d+) \|", course_map)
+    in_a_list = re.search(rf"\]\({re.escape(path.name)}\) \((\d+)\)", course_map)
+    found = in_a_table or in_a_list
+    assert found, f"the course map gives no minutes for {path.name}"
+    header = re.search(r"about (\d+) minutes", _read(path).cells[0].source)
+    assert header and found.group(1) == header.group(1), (path.name, found.group(1), header and header.group(1))
