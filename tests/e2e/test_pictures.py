@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import os
+from pathlib import Path
 
 import pytest
 from PIL import Image, ImageChops
@@ -94,16 +95,18 @@ def page(browser):
 
 
 class Album:
-    """The pictures one test takes, each compared with (and if need be written over) docs/images/."""
+    """The pictures one test takes, each compared with (and if need be written over) the one in
+    ``folder`` (docs/images/ unless told)."""
 
-    def __init__(self, browser_version: str) -> None:
+    def __init__(self, browser_version: str, folder: Path = PICTURES) -> None:
+        self.folder = folder
         self.made_by = f"Chromium {browser_version}"
         self.write_anyway = os.environ.get("NBGRAPH_PICTURES") == "write"
         self.changed: list[str] = []
 
     def keep(self, name: str, frames: list, durations: list[int] | None = None) -> None:
-        """Compare ``frames`` (one for a still picture) with docs/images/NAME.png; write them if they differ."""
-        path = PICTURES / f"{name}.png"
+        """Compare ``frames`` (one for a still picture) with FOLDER/NAME.png; write them if they differ."""
+        path = self.folder / f"{name}.png"
         if path.exists():
             with Image.open(path) as old:
                 width, height = old.size
@@ -111,7 +114,7 @@ class Album:
                 allowed = ALLOWED if same_browser else int(ALLOWED_ACROSS_BROWSERS * width * height)
                 if not self.write_anyway and not _differ(_frames_of(old), frames, allowed):
                     return
-        PICTURES.mkdir(parents=True, exist_ok=True)
+        self.folder.mkdir(parents=True, exist_ok=True)
         info = PngInfo()
         info.add_text("Software", self.made_by)
         if len(frames) == 1:
@@ -125,7 +128,8 @@ class Album:
     def verdict(self) -> None:
         if self.changed:
             pytest.fail(
-                f"pictures changed: {', '.join(self.changed)}. The new ones are written in docs/images/: "
+                f"pictures changed: {', '.join(self.changed)}. The new ones are written in "
+                f"{self.folder.relative_to(HERE.parent.parent).as_posix()}/: "
                 "look at them and commit them (running the test again passes)."
             )
 
