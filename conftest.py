@@ -15,7 +15,6 @@ from __future__ import annotations
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-
 _EACH_TEST_ALONE = ("tests/test_course_banks.py", "tests/test_course_rerun.py")
 
 

@@ -377,8 +377,10 @@ class GraphMagics(Magics):
         """Say so when a %%node cell hides a function of the same name the notebook defined
         (by a def or an import), which graphs would otherwise have used."""
         before = self._ns.get(name)
-        if not callable(before) or isinstance(before, Graph) or any(
-            definition.fn is before for scope in self.nodes.values() for definition in scope.values()
+        if (
+            not callable(before)
+            or isinstance(before, Graph)
+            or any(definition.fn is before for scope in self.nodes.values() for definition in scope.values())
         ):
             return
         who = f"graph {graph} uses" if graph else "graphs defined from now on use"

@@ -52,7 +52,6 @@ def _execute(path: Path, monkeypatch: pytest.MonkeyPatch, **env: str | None) -> 
     return notebook
 
 
-
 # -- Run All with nobody there ---------------------------------------------------------------
 
 UNANSWERED = TUTORIALS + [path for path in CASES if any(_interactive(cell) for cell in _read(path).cells)]
