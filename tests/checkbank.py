@@ -18,6 +18,8 @@ from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).parents[1] / "notebooks"
 BANKS = Path(__file__).parent / "course_banks"
+LESSONS = sorted([*NOTEBOOKS.glob("0*.ipynb"), *NOTEBOOKS.glob("1*.ipynb"), *NOTEBOOKS.glob("c*.ipynb")])
+"""The lessons: the tutorials, the capstone and the case studies' parts (not the solutions)."""
 
 
 @dataclass(frozen=True)
@@ -65,20 +67,26 @@ def shown(cell: nbformat.NotebookNode) -> str:
     return "".join(parts)
 
 
-def verdict_on(exercise: Exercise, answer: Answer) -> str:
-    """What the exercise's check prints for ``answer``: in a fresh kernel the lesson's cells
-    tagged ``build`` run (``course.rebuild``), then the answer's cells, then the check."""
-    driver = nbformat.v4.new_notebook()
-    sources = [f"import course\ncourse.rebuild({exercise.lesson!r})", *answer.cells, exercise.check]
-    driver.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+def run_in_the_course(notebook: nbformat.NotebookNode) -> None:
+    """Execute ``notebook`` in a fresh kernel whose folder is the course's, every cell even
+    after one that failed (each keeps its error in its outputs)."""
     client = NotebookClient(
-        driver,
+        notebook,
         timeout=120,
         kernel_name="python3",
         allow_errors=True,
         resources={"metadata": {"path": str(NOTEBOOKS)}},
     )
     client.execute()
+
+
+def verdict_on(exercise: Exercise, answer: Answer) -> str:
+    """What the exercise's check prints for ``answer``: in a fresh kernel the lesson's cells
+    tagged ``build`` run (``course.rebuild``), then the answer's cells, then the check."""
+    driver = nbformat.v4.new_notebook()
+    sources = [f"import course\ncourse.rebuild({exercise.lesson!r})", *answer.cells, exercise.check]
+    driver.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    run_in_the_course(driver)
     failed = [
         (cell.source, shown(cell)) for cell in driver.cells[:-1] if any(o.output_type == "error" for o in cell.outputs)
     ]

@@ -7,11 +7,10 @@ import re
 
 import nbformat
 import pytest
-from checkbank import NOTEBOOKS, Answer, Exercise, banks, verdict_on
+from checkbank import LESSONS, NOTEBOOKS, Answer, Exercise, banks, verdict_on
 from course_pace import READING_ALOUD, minutes
 
 EXERCISES = banks()
-LESSONS = sorted([*NOTEBOOKS.glob("0*.ipynb"), *NOTEBOOKS.glob("1*.ipynb"), *NOTEBOOKS.glob("c*.ipynb")])
 _HEADING = re.compile(r"^## (Exercise|Milestone)\b.*$", re.M)
 
 

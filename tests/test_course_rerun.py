@@ -7,10 +7,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from checkbank import NOTEBOOKS, shown
-from nbclient import NotebookClient
+from checkbank import LESSONS, run_in_the_course, shown
 
-LESSONS = sorted([*NOTEBOOKS.glob("0*.ipynb"), *NOTEBOOKS.glob("1*.ipynb"), *NOTEBOOKS.glob("c*.ipynb")])
 _PASSED = ("all checks passed", "Solved:")
 
 
@@ -30,14 +28,7 @@ def _twice(path: Path) -> nbformat.NotebookNode:
 def test_every_code_cell_runs_twice_in_a_row(path, monkeypatch):
     monkeypatch.setenv("NBGRAPH_AUTO_ANSWER", "1")
     notebook = _twice(path)
-    client = NotebookClient(
-        notebook,
-        timeout=120,
-        kernel_name="python3",
-        allow_errors=True,
-        resources={"metadata": {"path": str(NOTEBOOKS)}},
-    )
-    client.execute()
+    run_in_the_course(notebook)
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     for first, again in zip(code[::2], code[1::2], strict=True):
         errors = [o for o in first.outputs + again.outputs if o.output_type == "error"]
