@@ -152,6 +152,34 @@ class TestSQLiteConnections:
         gc.collect()
         assert open_handles(path) == 0
 
+    def test_closing_while_another_thread_renews_its_lease_does_not_crash_the_process(self, tmp_path):
+        """Closing a store closed the renewer thread's connection under its statement, and the process
+        died in libsqlite3 (SIGSEGV) within a few thousand closes. In a child process, so a crash is
+        seen as one."""
+        code = f"""
+import threading
+from nbgraph import SQLiteCheckpointer
+
+store = SQLiteCheckpointer({str(tmp_path / "runs.db")!r})
+lease = store.acquire("t")
+closing = threading.Event()
+
+def renew_until_closed():
+    global lease
+    while not closing.is_set():
+        lease = store.renew(lease) or lease
+
+renewer = threading.Thread(target=renew_until_closed)
+renewer.start()
+for _ in range(100_000):
+    store.close()
+closing.set()
+renewer.join()
+print("renewed", store.renew(lease) is not None)
+"""
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout) == (0, "renewed True\n"), done.stderr[-2000:]
+
     def test_threads_that_come_and_go_leave_no_connection_behind(self, tmp_path):
         path = tmp_path / "runs.db"
         store = SQLiteCheckpointer(path)

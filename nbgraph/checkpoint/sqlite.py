@@ -182,7 +182,8 @@ class SQLiteCheckpointer(LogStore):
     def _failures(self, doing: str, thread: str | None = None, step: int | None = None) -> Iterator[None]:
         """Turn a failure of the file into a CheckpointError that names it."""
         try:
-            yield
+            with self._connections.in_use():
+                yield
         except sqlite3.Error as exc:
             raise self._error(doing, exc, thread, step) from exc
 
@@ -269,12 +270,13 @@ class SQLiteCheckpointer(LogStore):
         if lease is not None:
             args += (thread, lease.token)
         try:
-            conn = self._conn(write=True)
-            with conn:
-                if not conn.execute(sql, args).rowcount:
-                    raise LeaseLost(lost_message(thread, self.name))
-                if snapshot is not None:
-                    conn.execute(_SNAPSHOT, (thread, row.step, snapshot))
+            with self._connections.in_use():
+                conn = self._conn(write=True)
+                with conn:
+                    if not conn.execute(sql, args).rowcount:
+                        raise LeaseLost(lost_message(thread, self.name))
+                    if snapshot is not None:
+                        conn.execute(_SNAPSHOT, (thread, row.step, snapshot))
         except sqlite3.Error as exc:
             raise self._error("write", exc, thread, row.step) from exc
 
@@ -341,21 +343,36 @@ class _Connections:
     """A store's connections, one per thread that used it, so that they close together.
 
     SQLite connections are not shared between threads. One kept in a thread-local would be
-    left to the garbage collector, unclosed, when its thread or its store goes.
+    left to the garbage collector, unclosed, when its thread or its store goes. A connection
+    closed by another thread while its own runs a statement on it crashes the process (the
+    lease renewer's, when a run's store is closed), so each thread holds its connection for
+    the length of an operation, and closing waits for the operation to end.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_thread: dict[threading.Thread, _Connection] = {}
+        self._busy: dict[threading.Thread, threading.RLock] = {}
 
     def mine(self) -> _Connection | None:
         return self._by_thread.get(threading.current_thread())
+
+    def in_use(self) -> threading.RLock:
+        """This thread's hold on its connection, to take for one operation (reentrant)."""
+        thread = threading.current_thread()
+        busy = self._busy.get(thread)
+        if busy is None:
+            with self._lock:
+                busy = self._busy.setdefault(thread, threading.RLock())
+        return busy
 
     def open(self, conn: sqlite3.Connection, reader: bool) -> sqlite3.Connection:
         """Keep ``conn`` as this thread's connection, closing the one it replaces and those of ended threads."""
         with self._lock:
             ended = [thread for thread in self._by_thread if not thread.is_alive()]
             done = [self._by_thread.pop(thread).conn for thread in ended]
+            for thread in [thread for thread in self._busy if not thread.is_alive()]:
+                del self._busy[thread]
             replaced = self._by_thread.get(threading.current_thread())
             if replaced is not None:
                 done.append(replaced.conn)
@@ -366,10 +383,14 @@ class _Connections:
 
     def close_all(self) -> None:
         with self._lock:
-            done = [connection.conn for connection in self._by_thread.values()]
+            done = [(self._busy.get(thread), connection.conn) for thread, connection in self._by_thread.items()]
             self._by_thread.clear()
-        for conn in done:
-            conn.close()
+        for busy, conn in done:
+            if busy is None:
+                conn.close()
+                continue
+            with busy:  # its thread's operation ends first
+                conn.close()
 
 
 def _explain(exc: sqlite3.Error) -> str:
