@@ -105,10 +105,9 @@ research.add_edge("merge", END)""",
                 ),
             ),
             Answer(
-                "a synchronous search_news that is the slowest of the three: the order still holds",
+                "a synchronous search_news, done before the two that await: the order still holds",
                 (
-                    "import time\n\ndef search_news(state):\n    time.sleep(0.8)\n"
-                    '    return {"found": [f"news: 2 stories on {state.question}"]}',
+                    'def search_news(state):\n    return {"found": [f"news: 2 stories on {state.question}"]}',
                     _THREE,
                 ),
             ),
