@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 import pydantic
 
+from .decisions import Decision
 from .pauses import Pause
 
 __all__ = [
@@ -123,6 +124,8 @@ class Answer(_Event):
     type: Literal["answer"] = "answer"
     pause_id: str
     answer: Any = None
+    decision: Decision | None = None
+    """Who answered, when, how, on what they were shown (None in traces older than the record)."""
 
 
 class ErrorEvent(_Event):

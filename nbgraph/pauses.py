@@ -9,6 +9,8 @@ way of answering follows.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeGuard, cast
@@ -17,6 +19,7 @@ import pydantic
 
 from .errors import ResumeError
 from .schema_check import schema_problems
+from .storable import storable_problem
 
 __all__ = [
     "Approval",
@@ -135,6 +138,11 @@ class ToolDecision(pydantic.BaseModel):
     type: Literal["approve", "edit", "reject", "respond"]
     arguments: dict[str, Any] | None = None
     message: str | None = None
+    reason: str | None = None
+    """Why the person decided so, for the decision's record (the model never reads it)."""
+    standing: Literal["run", "thread"] | None = None
+    """Approve every later call of this tool without asking, for the rest of the run or the
+    thread (an ``approve`` only): a standing approval, recorded, shown and revocable."""
 
 
 class Change(pydantic.BaseModel):
@@ -196,15 +204,57 @@ class Pause(pydantic.BaseModel):
     node had not started or had finished)."""
     budget: BudgetFigures | None = None
     """Budget pauses: the figures; answered with raised limits (``{"tokens": 5000}``) or ``"stop"``."""
+    deadline: float | None = None
+    """When the pause stops waiting (seconds since the epoch, UTC); None: it waits as long as it takes."""
+    on_timeout: Any = None
+    """What the deadline answers (recorded as decided by the deadline): None denies an approval
+    and rejects a tool call; an input pause with a deadline always has one."""
+    deciders: tuple[str, ...] = ()
+    """Who may answer (identities, :func:`nbgraph.decisions.identity`); empty: anyone."""
+    shown: str = ""
+    """The digest of what a person is shown (:func:`shown_digest`): every field above but the id,
+    the slot and what a resume runs again. An answer may name it (``shown=``), and is refused when
+    it differs; a decision kept for a re-asked question is used only when it matches."""
+
+    @pydantic.model_validator(mode="after")
+    def _digest(self) -> Pause:
+        if not self.shown:
+            object.__setattr__(self, "shown", shown_digest(self))
+        return self
+
+
+_SHOWN_FIELDS = (
+    "kind", "node", "step", "path", "branch", "prompt", "question", "options", "input_kind", "at",
+    "update", "changes", "next", "input", "tool_calls", "budget", "deadline", "on_timeout", "deciders",
+)  # fmt: skip
+
+
+def shown_digest(pause: Pause) -> str:
+    """A digest of what ``pause`` shows a person: the question, the tool and its arguments, the
+    state it changes and where the run goes next, the deadline and who may decide.
+
+    Two pauses that show the same thing have the same digest; any change to what is shown
+    changes it.
+    """
+    shown = {name: getattr(pause, name) for name in _SHOWN_FIELDS}
+    shown["changes"] = [change.model_dump() for change in pause.changes]
+    shown["tool_calls"] = [
+        {"name": call.name, "arguments": call.arguments, "decisions": call.decisions} for call in pause.tool_calls
+    ]
+    shown["budget"] = None if pause.budget is None else pause.budget.model_dump()
+    text = json.dumps(shown, sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 class Approval(pydantic.BaseModel):
-    """A person's verdict on an approval pause; ``update`` is their correction to the state."""
+    """A person's verdict on an approval pause; ``update`` is their correction to the state,
+    ``reason`` why they decided so (kept in the decision's record)."""
 
     model_config = pydantic.ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     approved: bool
     update: dict[str, Any] | None = None
+    reason: str | None = None
 
 
 def read_approval(answer: Any) -> Approval:
@@ -364,9 +414,15 @@ def _first_problem(exc: pydantic.ValidationError) -> str:
 def read_answer(pause: Pause, answer: Any) -> Any:
     """Check ``answer`` against what ``pause`` takes, in the form the engine applies it.
 
+    Every answer must also be something a checkpoint can keep and read back the same
+    (:func:`nbgraph.storable.storable_problem`: JSON, finite numbers, within the size bound).
+
     Raises:
         ResumeError: the answer does not fit the pause.
     """
+    problem = storable_problem(_plain(answer), f"the answer to {pause.prompt!r} at node {pause.path!r}")
+    if problem is not None:
+        raise ResumeError(f"{problem}. Nothing was answered; the pause still waits")
     if pause.kind == "tool":
         return read_tool_decisions(pause, answer)
     if pause.kind == "approval":
@@ -383,6 +439,16 @@ def read_answer(pause: Pause, answer: Any) -> Any:
     return read_input(pause, answer)
 
 
+def _plain(answer: Any) -> Any:
+    """An answer with the decision models in it as the dicts a checkpoint keeps."""
+    if isinstance(answer, pydantic.BaseModel):
+        return answer.model_dump(exclude_none=True)
+    if isinstance(answer, (list, tuple)) and any(isinstance(item, pydantic.BaseModel) for item in answer):  # pyright: ignore[reportUnknownVariableType]
+        return [_plain(item) for item in answer]  # pyright: ignore[reportUnknownVariableType]
+    as_dict: Callable[[], Mapping[str, Any]] | None = getattr(answer, "_asdict", None)  # a Budget
+    return dict(as_dict()) if as_dict is not None else answer
+
+
 _PAUSE_ID = re.compile(r"[0-9a-f]{32}")
 """What ``Pause.id`` looks like (``names.new_id()``)."""
 
@@ -394,7 +460,13 @@ def answers_by_id(answer: Any) -> bool:
 
 
 def bind(
-    pauses: Iterable[Pause], answer: Any, pause_id: str | None, *, thread: str, story: Callable[[str], str | None]
+    pauses: Iterable[Pause],
+    answer: Any,
+    pause_id: str | None,
+    *,
+    thread: str,
+    story: Callable[[str], str | None],
+    shown: str | None = None,
 ) -> dict[str, Any]:
     """Bind an answer to one of the open ``pauses``; the answers by pause id.
 
@@ -411,7 +483,9 @@ def bind(
     An answer is never applied to a pause it does not name: an id that is not open is
     refused with that pause's story (answered already, and with what, where ``story``
     knows; otherwise not a pause of this thread). To give an input an answer that is
-    itself a mapping keyed by such ids, name the pause with ``pause_id``.
+    itself a mapping keyed by such ids, name the pause with ``pause_id``. With ``shown``
+    (the digest of what the person saw, :attr:`Pause.shown`), an answer is refused unless
+    its pause shows exactly that.
 
     Raises:
         ResumeError: the answer names a pause that is not open, or cannot say which.
@@ -432,6 +506,14 @@ def bind(
     if closed:
         said = "; ".join(_not_open(key, story, thread) for key in closed)
         raise ResumeError(f"{said}. Nothing was answered. Open now: {describe(open_.values()) or 'none'}")
+    if shown is not None:
+        for key in given:
+            if open_[key].shown != shown:
+                raise ResumeError(
+                    f"pause {key!r} at node {open_[key].path!r} shows something else than what was decided on "
+                    f"(digest {shown!r}, the pause's is {open_[key].shown!r}): look at it again and answer that. "
+                    "Nothing was answered"
+                )
     return given
 
 

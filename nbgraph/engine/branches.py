@@ -191,7 +191,10 @@ class Slots:
         if kept is not None and kept[1] is not None:
             pause, answer = kept
             thread = self.listeners.thread
-            events += (interrupt(thread, slot.step, pause), answered(thread, slot.step, pause, answer))
+            events += (
+                interrupt(thread, slot.step, pause),
+                answered(thread, slot.step, pause, answer, self.resumption.decision(pause.id)),
+            )
             for event in events:
                 self.listeners.emit(event)
         else:
@@ -245,7 +248,10 @@ class Slots:
         listeners = self.listeners
         thread = listeners.thread
         listeners.emit_step_if(lambda: node_exit(thread, record))
-        events = (interrupt(thread, record.step, pause), answered(thread, record.step, pause, answer))
+        events = (
+            interrupt(thread, record.step, pause),
+            answered(thread, record.step, pause, answer, self.resumption.decision(pause.id)),
+        )
         for event in events:
             listeners.emit(event)
         return record._replace(approval_events=events)

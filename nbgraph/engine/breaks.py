@@ -138,7 +138,10 @@ async def pause_before(
     if kept is not None and kept[1] is not None:
         pause, answer = kept
         thread = asking.listeners.thread
-        events: Any = (interrupt(thread, step, pause), answered(thread, step, pause, answer))
+        events: Any = (
+            interrupt(thread, step, pause),
+            answered(thread, step, pause, answer, resumption.decision(pause.id)),
+        )
         for event in events:
             asking.listeners.emit(event)
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from ..names import new_id
 from .ending import Ending
@@ -50,6 +50,7 @@ class Context:
 
     __slots__ = (
         "_asked",
+        "_used",
         "_door",
         "_events",
         "_plan",
@@ -95,6 +96,8 @@ class Context:
         self._events: list[Any] | None = list(held) if held else None
         """What the node emitted, after the events of a breakpoint's pause before it (``held``)."""
         self._asked = 0
+        self._used: set[str] = set()
+        """The pauses whose kept decisions this call of the node has applied: each is used once."""
 
     @property
     def emitted(self) -> tuple[Any, ...]:
@@ -282,40 +285,59 @@ class Context:
         door = self._door
         if door is None:
             raise RuntimeError(f"review_tool_calls() needs a running node; {self.node!r} is being routed outside a run")
-        from ..pauses import Pause, read_tool_decisions
+        from ..decisions import decision_of
+        from ..pauses import Pause, ToolDecision, read_tool_decisions
 
         answers = door.asking.pauses.answers
         resumption = door.resumption
+        thread = door.listeners.thread
         base = self._slot_base()
         decided: list[tuple[ToolDecision, ...] | None] = []
         asked: list[Pause] = []
         waiting: list[int] = []  # the places in ``decided`` the asked pauses fill
+        slots: set[str] = set()
         for call in calls:
-            slot = f"{base}.tool.{call.call_id}"
             pause = Pause(
-                id=resumption.asked_id(slot) or new_id(),
+                id=new_id(),
                 kind="tool",
                 node=self.node,
                 step=self.step,
                 path=self.path,
                 branch=self.branch,
                 prompt=f"Run {call.name}({_arguments_shown(call.arguments)})?",
-                slot=slot,
                 tool_calls=(call,),
             )
-            if slot in answers:
+            # The slot names the call and what it shows, never the call id alone: a provider
+            # may send the same id again in a later round, or in the same reply.
+            slot = f"{base}.tool.{call.call_id}.{pause.shown[:12]}"
+            while slot in slots:
+                slot += "+"
+            slots.add(slot)
+            open_id = resumption.asked_id(slot)
+            pause = pause.model_copy(update={"id": open_id or pause.id, "slot": slot})
+            kept = self._kept_decision(answers.get(slot), pause, open_id)
+            if kept is not None:
                 brought = resumption.input(slot)
                 if brought is not None:
-                    thread = door.listeners.thread
                     self.emit(interrupt(thread, self.step, brought[0]))
-                    self.emit(answered(thread, self.step, brought[0], brought[1]))
-                decided.append(read_tool_decisions(pause, answers[slot]))
-            else:
-                waiting.append(len(decided))
-                decided.append(None)
-                asked.append(pause)
+                    self.emit(answered(thread, self.step, *brought, resumption.decision(brought[0].id)))
+                decided.append(read_tool_decisions(pause, kept))
+                continue
+            standing = door.asking.standing_for(call.name, call.arguments)
+            if standing is not None:
+                approved = (ToolDecision(type="approve"),)
+                record = decision_of(pause, approved, via="standing", by=standing.by, standing=standing.id)
+                self.emit(interrupt(thread, self.step, pause))
+                self.emit(answered(thread, self.step, pause, approved, record))
+                self._used.add(pause.id)
+                answers[slot] = _kept_record(pause, approved)
+                decided.append(approved)
+                continue
+            waiting.append(len(decided))
+            decided.append(None)
+            asked.append(pause)
         if asked:
-            from .people import PauseRequested, stored_answer
+            from .people import PauseRequested
 
             asking = door.asking
             if not asking.live:
@@ -334,11 +356,35 @@ class Context:
                 elif isinstance(answer, BaseException):
                     raise answer
                 else:
-                    answers[pause.slot or ""] = stored_answer(pause, answer)
+                    answers[pause.slot or ""] = _kept_record(pause, answer)
+                    self._used.add(pause.id)
                     decided[place] = answer
+                    for decision in answer:
+                        if decision.standing is not None:
+                            asking.allow(pause.tool_calls[0].name, scope=decision.standing, reason=decision.reason)
             if unanswered:
                 raise PauseRequested(*unanswered)
         return [decision for decision in decided if decision is not None]
+
+    def _kept_decision(self, stored: Any, pause: Pause, open_id: str | None) -> Any:
+        """The decisions kept at ``pause``'s slot that answer it, or None: it asks.
+
+        A decision is used once, by the pause it was given to, and only while that pause shows
+        what was decided on: a question left open at the checkpoint takes only the answer
+        given to it; one asked before and answered takes its answer back when it shows the
+        same; none takes a decision this call of the node has used already.
+        """
+        if stored is None:
+            return None
+        if not isinstance(stored, Mapping) or "decisions" not in stored:
+            return stored  # (kept by a version before decisions were bound to their pause)
+        record = cast("Mapping[str, Any]", stored)
+        if record["pause"] in self._used or record["shown"] != pause.shown:
+            return None
+        if open_id is not None and record["pause"] != open_id:
+            return None  # an older answer at this slot, not the one this resume brought
+        self._used.add(record["pause"])
+        return record["decisions"]
 
     def kept(self, key: str) -> Any:
         """What this call of the node kept with :meth:`keep` before a run that could not wait
@@ -390,7 +436,7 @@ class Context:
                 # the answer here, where a live run shows them.
                 thread = door.listeners.thread
                 self.emit(interrupt(thread, self.step, brought[0]))
-                self.emit(answered(thread, self.step, brought[0], brought[1]))
+                self.emit(answered(thread, self.step, *brought, resumption.decision(brought[0].id)))
             return _Answered(pauses.answers[slot])
         from ..pauses import Pause
         from ..state import to_jsonable
@@ -443,3 +489,13 @@ class _Answered(NamedTuple):
     """A question answered already."""
 
     answer: Any
+
+
+def _kept_record(pause: Pause, decisions: Sequence[ToolDecision]) -> dict[str, Any]:
+    """The decisions on ``pause`` as a checkpoint keeps them at its slot: bound to the pause
+    and to what it showed."""
+    return {
+        "pause": pause.id,
+        "shown": pause.shown,
+        "decisions": [decision.model_dump(exclude_none=True) for decision in decisions],
+    }

@@ -19,6 +19,7 @@ from ..history import FiredEdge, Step
 from ..state import to_jsonable
 
 if TYPE_CHECKING:
+    from ..decisions import Decision
     from ..pauses import Pause
 
 __all__ = [
@@ -130,7 +131,13 @@ def interrupt(thread: str, step: int, pause: Pause) -> Any:
     )
 
 
-def answered(thread: str, step: int, pause: Pause, answer: Any) -> Any:
+def answered(thread: str, step: int, pause: Pause, answer: Any, decision: Decision | None) -> Any:
+    """The event of ``pause``'s answer, with its record (one made here, as given from code,
+    when the door that took the answer kept none)."""
+    if decision is None:
+        from ..decisions import decision_of
+
+        decision = decision_of(pause, answer, via="code")
     return _events().Answer.model_construct(
         thread=thread,
         step=step,
@@ -138,6 +145,7 @@ def answered(thread: str, step: int, pause: Pause, answer: Any) -> Any:
         branch=pause.branch,
         pause_id=pause.id,
         answer=to_jsonable(answer, strict=False),
+        decision=decision,
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ..errors import NoPendingRequest, ResumeError
 from ..history import FiredEdge, Frame, Step
@@ -26,6 +26,7 @@ from .listeners import Listeners, answered, interrupt
 from .stops import interrupted
 
 if TYPE_CHECKING:
+    from ..answering import Via
     from ..pauses import Approval, Change, Pause
     from .context import Context
 
@@ -33,11 +34,12 @@ __all__ = [
     "Asking",
     "PauseRequested",
     "Pauses",
+    "Standing",
     "Verdict",
     "approval_pause",
     "budget_pause",
     "gate_pause",
-    "check_storable",
+    "check_decider",
     "judge",
     "raised",
     "stored_answer",
@@ -84,8 +86,18 @@ class Pauses:
         if self.answers:
             self.answers = {slot: value for slot, value in self.answers.items() if not slot.startswith(scope)}
 
-    def respond(self, pause_id: str, value: Any, check_update: Callable[[Mapping[str, Any], str], object]) -> bool:
-        """Settle the open pause ``pause_id`` with ``value``; False if it is not open.
+    def respond(
+        self,
+        pause_id: str,
+        value: Any,
+        check_update: Callable[[Mapping[str, Any], str], object],
+        *,
+        via: Via = "code",
+        by: str | None = None,
+        reason: str | None = None,
+    ) -> bool:
+        """Settle the open pause ``pause_id`` with ``value``, recorded as given ``via`` a door
+        ``by`` someone; False if it is not open.
 
         ``check_update(update, node)`` vets an approval's correction while the person
         can still fix it.
@@ -96,15 +108,17 @@ class Pauses:
         pause, future = entry
         if future.done():
             return False
+        from ..decisions import decision_of
         from ..pauses import answered_here, read_answer
 
-        check_storable(value, pause)
+        check_decider(pause, by)
         value = read_answer(pause, value)
         if pause.kind == "approval" and value.update:
             check_update(value.update, pause.node)
+        decision = decision_of(pause, value, via=via, by=by, reason=reason)
         del self.open[pause_id]
         self.given[pause_id] = answered_here(pause, value)
-        future.get_loop().call_soon_threadsafe(_settle, future, value)
+        future.get_loop().call_soon_threadsafe(_settle, future, (value, decision))
         return True
 
     def only(self, kind: str, thread: str, finished: bool) -> Pause:
@@ -174,15 +188,50 @@ def stored_answer(pause: Pause, answer: Any) -> Any:
     return answer
 
 
-def check_storable(answer: Any, pause: Pause) -> None:
-    """An answer must survive a checkpoint: refuse it now, while the person can give another."""
-    try:
-        to_jsonable(answer)
-    except Exception as exc:
+def check_decider(pause: Pause, by: str | None) -> None:
+    """Refuse an answer from someone the pause does not name among who may decide."""
+    if not pause.deciders:
+        return
+    from ..decisions import identity
+
+    who = by or identity()
+    if who not in pause.deciders:
         raise ResumeError(
-            f"the answer to {pause.prompt!r} at node {pause.node!r} cannot be stored: {exc}; "
-            "answer with plain data (text, numbers, lists, dicts)"
-        ) from None
+            f"{who!r} may not answer the pause at node {pause.path!r}: it waits for "
+            f"{' or '.join(map(repr, pause.deciders))}. Nothing was answered"
+        )
+
+
+class Standing(NamedTuple):
+    """A standing approval: every later call of ``tool`` (whose arguments ``when`` matches)
+    runs without asking, for the rest of the run or the thread, until revoked."""
+
+    id: str
+    tool: str
+    scope: Literal["run", "thread"]
+    by: str
+    at: str
+    when: Mapping[str, Any] | Callable[[Mapping[str, Any]], bool] | None = None
+    """The arguments it covers: None, all; a mapping, calls with those argument values; a
+    function of the arguments (for this run only: a checkpoint cannot keep it)."""
+    reason: str | None = None
+
+    def covers(self, tool: str, arguments: Mapping[str, Any]) -> bool:
+        if tool != self.tool:
+            return False
+        when = self.when
+        if when is None:
+            return True
+        if isinstance(when, Mapping):
+            return all(arguments.get(key) == value for key, value in when.items())
+        try:
+            return bool(when(arguments))
+        except Exception:
+            return False  # (a predicate that cannot judge these arguments lets a person decide)
+
+    def kept(self) -> dict[str, Any]:
+        """As a checkpoint keeps it (a thread's standing approval)."""
+        return {key: value for key, value in self._asdict().items()}
 
 
 class Asking:
@@ -192,7 +241,7 @@ class Asking:
     answer) unwinds the node that asked, and ends ``interrupted``.
     """
 
-    __slots__ = ("listeners", "live", "meter", "pauses", "unanswered")
+    __slots__ = ("listeners", "live", "meter", "pauses", "standing", "unanswered")
 
     def __init__(self, listeners: Listeners, meter: Meter, *, live: bool) -> None:
         self.listeners = listeners
@@ -201,6 +250,58 @@ class Asking:
         self.live = live
         self.unanswered: str | None = None
         """Why nobody will answer this run's pauses, once a live run was told so."""
+        self.standing: tuple[Standing, ...] = ()
+        """The standing approvals in force, oldest first."""
+
+    def allow(
+        self,
+        tool: str,
+        *,
+        when: Mapping[str, Any] | Callable[[Mapping[str, Any]], bool] | None = None,
+        scope: Literal["run", "thread"] = "run",
+        by: str | None = None,
+        reason: str | None = None,
+    ) -> Standing:
+        """Approve every later call of ``tool`` (matching ``when``) without asking; the approval."""
+        from ..answering import identity
+        from ..decisions import now
+
+        if scope not in ("run", "thread"):
+            raise ValueError(f"a standing approval holds for the 'run' or the 'thread', not {scope!r}")
+        if scope == "thread" and callable(when):
+            raise ValueError(
+                f"a standing approval of {tool!r} for the thread is kept in its checkpoint, which cannot keep a "
+                "function: give when= as the argument values it covers ({'to': 'me@example.com'}), or scope='run'"
+            )
+        standing = Standing(new_id(), tool, scope, by or identity(), now(), when, reason)
+        self.standing = (*self.standing, standing)
+        return standing
+
+    def revoke(self, standing_id: str) -> Standing:
+        """End a standing approval: later calls of its tool ask again."""
+        for standing in self.standing:
+            if standing.id == standing_id:
+                self.standing = tuple(s for s in self.standing if s.id != standing_id)
+                return standing
+        known = ", ".join(f"{s.id!r} ({s.tool})" for s in self.standing) or "none"
+        raise ValueError(f"no standing approval {standing_id!r} in this run; in force: {known}")
+
+    def standing_for(self, tool: str, arguments: Mapping[str, Any]) -> Standing | None:
+        """The standing approval that covers a call of ``tool`` with ``arguments``, if any."""
+        for standing in self.standing:
+            if standing.covers(tool, arguments):
+                return standing
+        return None
+
+    def kept_standing(self) -> list[dict[str, Any]] | None:
+        """The thread's standing approvals, as its checkpoint keeps them."""
+        kept = [standing.kept() for standing in self.standing if standing.scope == "thread"]
+        return kept or None
+
+    def restore_standing(self, kept: Any) -> None:
+        """Take up the standing approvals a thread's checkpoint kept."""
+        if isinstance(kept, list):
+            self.standing = tuple(Standing(**item) for item in kept if isinstance(item, Mapping))
 
     async def wait(self, pause: Pause, ctx: Context | None = None, events: list[Any] | None = None) -> Any:
         """The answer to ``pause`` once a person gives it (live); or unwind the node (durable).
@@ -226,7 +327,7 @@ class Asking:
         if deadline is not None:
             deadline.hold()  # a person's time never counts against a node's
         try:
-            answer = await future
+            answer, decision = await future
         finally:
             meter.answered()
             waits = branch_waits.get()
@@ -235,7 +336,7 @@ class Asking:
             pauses.open.pop(pause.id, None)
             if deadline is not None:
                 deadline.go_on()
-        self._note(answered(thread, pause.step, pause, answer), ctx, events)
+        self._note(answered(thread, pause.step, pause, answer, decision), ctx, events)
         return answer
 
     def _note(self, event: Any, ctx: Context | None, events: list[Any] | None) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..answering import IN_CODE, Given
 from ..checkpoint.base import Checkpoint, Checkpointer, taken
 from ..checkpoint.leases import Lease
 from ..checkpoint.memory import MemoryCheckpointer
@@ -22,9 +23,10 @@ from ..names import END, START, new_id
 from ..plan import Plan
 from ..state import to_jsonable
 from .folds import fold_record, shares_state
-from .people import check_storable
+from .people import check_decider
 
 if TYPE_CHECKING:
+    from ..decisions import Decision
     from ..pauses import Pause
 
 __all__ = [
@@ -259,9 +261,10 @@ def _totals(history: list[Step], upto: int) -> Totals:
 
 
 def open_thread(
-    plan: Plan, store: Checkpointer, thread: str, answer: Any, pause_id: str | None = None
-) -> tuple[Snapshot, tuple[tuple[Pause, Any], ...]]:
-    """The snapshot to resume ``thread`` from, and the answers to its open pauses.
+    plan: Plan, store: Checkpointer, thread: str, answer: Any, pause_id: str | None = None, given: Given = IN_CODE
+) -> tuple[Snapshot, tuple[tuple[Pause, Any, Decision], ...]]:
+    """The snapshot to resume ``thread`` from, and the answers to its open pauses with their
+    records (``given``: how they were given).
 
     An answer is bound to the pause it answers as :func:`nbgraph.pauses.bind` says; one
     for a pause that is no longer open (a duplicate, or a stale one) is refused.
@@ -282,6 +285,7 @@ def open_thread(
             f"thread {thread!r} holds a run of graph {last.graph!r}, not {plan.name!r}; resume it with that graph, "
             f"or start from its state in this one with Fork({thread!r}, step=...)"
         )
+    from ..decisions import decision_of
     from ..pauses import bind, read_answer
 
     def story(pid: str) -> str | None:
@@ -300,17 +304,18 @@ def open_thread(
                 f"{_told(answer, pause_id, story)}; resume it without one"
             )
         return snapshot(plan, store, last), ()
-    given = bind(last.pauses, answer, pause_id, thread=thread, story=story)
+    bound = bind(last.pauses, answer, pause_id, thread=thread, story=story, shown=given.shown)
     open_ = {pause.id: pause for pause in last.pauses}
-    answered: list[tuple[Pause, Any]] = []
-    for pid, value in given.items():
+    answered: list[tuple[Pause, Any, Decision]] = []
+    for pid, value in bound.items():
         pause = open_[pid]
         if value is None and pause.kind == "breakpoint":
             value = "continue"
         elif value is None:
             _ask_for_answer(thread, pause)
-        check_storable(value, pause)
-        answered.append((pause, read_answer(pause, value)))
+        check_decider(pause, given.by)
+        read = read_answer(pause, value)
+        answered.append((pause, read, decision_of(pause, read, via=given.via, by=given.by, reason=given.reason)))
     return snapshot(plan, store, last), tuple(answered)
 
 

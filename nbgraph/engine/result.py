@@ -67,6 +67,14 @@ class RunResult:
         return self._history
 
     @property
+    def decisions(self) -> list[Any]:
+        """Every answer people (and deadlines, and standing approvals) gave the thread's pauses,
+        as :class:`~nbgraph.decisions.Decision` records, in the order of its steps."""
+        from ..decisions import decided_in
+
+        return decided_in(self.history)
+
+    @property
     def path(self) -> list[str]:
         """The nodes executed, in order."""
         return [step.node for step in self.history if step.error is None]

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..decisions import Decision
     from ..pauses import Pause
 
 __all__ = ["Resumption", "Where"]
@@ -22,7 +23,9 @@ Where = tuple[str, "str | None"]
 class Resumption:
     """The answers and places a resumed run takes up where its thread stopped."""
 
-    __slots__ = ("_asked", "_before", "_gates", "_inputs", "_levels", "_verdicts", "budget", "rerunning")
+    __slots__ = (
+        "_asked", "_before", "_decisions", "_gates", "_inputs", "_levels", "_verdicts", "budget", "rerunning", "settled"
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.budget: tuple[Pause, Any] | None = None
@@ -36,6 +39,9 @@ class Resumption:
         self.rerunning: set[Where] = set()
         """Where nodes stopped at a question asked inside them (an input, a tool call): they run
         again from their start (their ``node-enter`` says ``rerun``)."""
+        self._decisions: dict[str, Decision] = {}
+        self.settled: list[tuple[Pause, Any, Decision]] = []
+        """Answers settled as the run starts (a budget pause's), announced once it has."""
 
     def begin(self, last_pauses: tuple[Pause, ...], levels: Mapping[str, Any]) -> None:
         """The thread stopped at ``last_pauses``, inside the sub-graph ``levels``."""
@@ -57,9 +63,12 @@ class Resumption:
         }
         self.rerunning = {(pause.path, pause.branch) for pause in last_pauses if pause.slot}
 
-    def answer(self, pause: Pause, value: Any) -> None:
-        """Take the answer to ``pause``, which the checkpoint holds open (a budget pause's only
-        when it is ``stop``: raised limits apply as the run starts)."""
+    def answer(self, pause: Pause, value: Any, decision: Decision) -> None:
+        """Take the answer to ``pause``, which the checkpoint holds open, and its record (a
+        budget pause's limits apply as the run starts; ``stop`` ends it there)."""
+        self._decisions[pause.id] = decision
+        if pause.kind == "budget":
+            self.settled.append((pause, value, decision))
         if pause.slot is not None:  # asked inside a node (an input, a tool call): kept at its slot
             self._inputs[pause.slot] = (pause, value)
         elif pause.kind == "breakpoint" and pause.at == "before":
@@ -67,11 +76,16 @@ class Resumption:
         elif pause.kind == "approval" and pause.at == "before":
             self._gates[(pause.path, pause.branch)] = (pause, value)
         elif pause.kind == "budget":
-            self.budget = (pause, value)
+            if value == "stop":
+                self.budget = (pause, value)
         else:
             self._verdicts[pause.id] = value  # after a node: where the checkpoint keeps its step
 
     # -- taken up as the run meets each place -------------------------------------------
+
+    def decision(self, pause_id: str) -> Decision | None:
+        """The record of the answer this resume brought to ``pause_id``, once."""
+        return self._decisions.pop(pause_id, None) if self._decisions else None
 
     def verdict(self, pause_id: str) -> Any | None:
         """The answer to a pause after a node whose step a checkpoint kept (None: not answered)."""

@@ -12,8 +12,9 @@ import asyncio
 import itertools
 import weakref
 from collections.abc import AsyncIterator, Callable, Generator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from ..answering import IN_CODE, Given
 from ..errors import MaxStepsExceeded, NoPendingRequest, RunStillRunning
 from ..export import to_dag
 from ..history import BranchState, Step
@@ -22,13 +23,15 @@ from ..plan import Breakpoints, Plan
 from .ending import Ending
 from .limits import Budget
 from .listeners import Listeners, done, interrupt
-from .people import check_storable
+from .people import check_decider
 from .persistence import default_checkpointer, forget, open_thread
 from .result import RunResult
 from .walker import Walker
 
 if TYPE_CHECKING:
+    from ..answering import Via
     from ..pauses import Pause
+    from .people import Standing
 
 __all__ = ["Run", "RunView", "execute", "launch", "live_runs", "observe_runs", "resumed_run", "stream"]
 
@@ -219,6 +222,38 @@ class Run:
         """Every pause open now, oldest first (several when parallel branches wait)."""
         return self._walker.asking.pauses.pending
 
+    @property
+    def decisions(self) -> list[Any]:
+        """Every answer given to the thread's pauses so far (:class:`~nbgraph.decisions.Decision`)."""
+        from ..decisions import decided_in
+
+        return decided_in(self._walker.full_history())
+
+    @property
+    def standing(self) -> tuple[Standing, ...]:
+        """The standing approvals in force: tools whose later calls run without asking."""
+        return self._walker.asking.standing
+
+    def allow(
+        self,
+        tool: str,
+        *,
+        when: Mapping[str, Any] | Callable[[Mapping[str, Any]], bool] | None = None,
+        scope: Literal["run", "thread"] = "run",
+        reason: str | None = None,
+        by: str | None = None,
+    ) -> Standing:
+        """Approve every later call of ``tool`` without asking, for the rest of this run (or,
+        ``scope="thread"``, of its thread, resumes included); ``when`` narrows it to calls
+        whose arguments match (a mapping of argument values, or a function of the arguments
+        for this run only). Each call it lets through is recorded as decided by it; revoke it
+        with :meth:`revoke`."""
+        return self._walker.asking.allow(tool, when=when, scope=scope, by=by, reason=reason)
+
+    def revoke(self, standing: str | Standing) -> None:
+        """End a standing approval (or its id): later calls of its tool wait for a person again."""
+        self._walker.asking.revoke(standing if isinstance(standing, str) else standing.id)
+
     def state_at(self, step: int) -> Any:
         """The state after ``step`` (0 is the input)."""
         return self.plan.schema.output(self._walker.state_at(step))
@@ -259,7 +294,16 @@ class Run:
 
     # -- talking to it ----------------------------------------------------------------
 
-    def answer(self, value: Any = None, *, pause: str | None = None) -> None:
+    def answer(
+        self,
+        value: Any = None,
+        *,
+        pause: str | None = None,
+        shown: str | None = None,
+        reason: str | None = None,
+        by: str | None = None,
+        via: Via = "code",
+    ) -> None:
         """Answer the run's open pause, whatever its kind; or the pause ``pause`` names; or,
         given a mapping of pause ids to answers, the pauses it names. Which pause an answer
         is for follows :func:`nbgraph.pauses.bind`; the run goes on as soon as it has them.
@@ -269,6 +313,11 @@ class Run:
         :meth:`approve` and :meth:`deny`); a breakpoint ``"continue"`` (what no answer
         means), ``"step"`` or ``"stop"``; a budget pause raised limits (``{"tokens": 5000}``)
         or ``"stop"``.
+
+        Each answer is recorded (:class:`~nbgraph.decisions.Decision`): ``by`` whom (default
+        :func:`~nbgraph.decisions.identity`), ``via`` which door (the view says ``"view"``),
+        and why (``reason``). ``shown``, the digest of what the person saw
+        (``pause.shown``), refuses the answer if the pause shows something else.
 
         Raises:
             NoPendingRequest: the run waits for no answer now.
@@ -291,6 +340,7 @@ class Run:
             pause,
             thread=self.thread,
             story=lambda pid: pauses.given.get(pid) or answered_in(reversed(walker.full_history()), pid),
+            shown=shown,
         )
         kinds = {p.id: p for p in open_}
         given = {
@@ -298,23 +348,24 @@ class Run:
             for pid, answer in given.items()
         }
         for pid, answer in given.items():  # every answer checked before any is given
-            check_storable(answer, kinds[pid])
+            check_decider(kinds[pid], by)
             read_answer(kinds[pid], answer)
 
         def check_update(update: Mapping[str, Any], node: str) -> object:
             return walker.plan.schema.apply(walker.values, update, node)
 
         for pid, answer in given.items():
-            pauses.respond(pid, answer, check_update)
+            pauses.respond(pid, answer, check_update, via=via, by=by, reason=reason)
 
-    def approve(self, update: Mapping[str, Any] | None = None) -> None:
+    def approve(self, update: Mapping[str, Any] | None = None, *, reason: str | None = None) -> None:
         """Approve the open approval, optionally correcting the state with ``update``."""
         pause = self._walker.asking.pauses.only("approval", self.thread, self.done)
-        self.answer({"approved": True, "update": dict(update) if update else None}, pause=pause.id)
+        self.answer({"approved": True, "update": dict(update) if update else None}, pause=pause.id, reason=reason)
 
-    def deny(self) -> None:
+    def deny(self, *, reason: str | None = None) -> None:
         """Deny the open approval."""
-        self.answer(False, pause=self._walker.asking.pauses.only("approval", self.thread, self.done).id)
+        pause = self._walker.asking.pauses.only("approval", self.thread, self.done)
+        self.answer(False, pause=pause.id, reason=reason)
 
     def replace_node(self, name: str, fn: Callable[..., Any]) -> None:
         """Call ``fn`` as node ``name`` for the rest of this run (hot swap), from the node's next call.
@@ -443,6 +494,7 @@ def resumed_run(
     *,
     pause: str | None = None,
     force: bool = False,
+    given: Given = IN_CODE,
     **options: Any,
 ) -> Run:
     """A run that continues ``thread`` from its latest checkpoint in ``store``, with ``answer``
@@ -456,7 +508,7 @@ def resumed_run(
     walker = run._walker
     walker.persistence.take_lease(force=force)  # before reading, so what is read is what the run continues
     try:
-        walker.restore(*open_thread(plan, store, thread, answer, pause))
+        walker.restore(*open_thread(plan, store, thread, answer, pause, given))
     except BaseException:
         walker.persistence.release_lease()
         raise
@@ -607,7 +659,16 @@ class RunView:
     def subscribe(self, listener: Callable[[Any], Any], *, steps: bool = True) -> Callable[[], None]:
         return self._run.subscribe(listener, steps=steps)
 
-    def answer(self, value: Any = None, *, pause: str | None = None) -> None:
+    def answer(
+        self,
+        value: Any = None,
+        *,
+        pause: str | None = None,
+        shown: str | None = None,
+        reason: str | None = None,
+        by: str | None = None,
+        via: Via = "code",
+    ) -> None:
         self._run.answer(value, pause=pause)
 
     def cancel(self) -> None:

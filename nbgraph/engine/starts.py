@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..answering import Given, Via
 from .persistence import fork_thread, store_for
 from .run import Run, remember, resumed_run
 
@@ -38,6 +39,13 @@ class Resume(NamedTuple):
     answer: Any = None
     pause: str | None = None
     force: bool = False
+    reason: str | None = None
+    """Why the answer is what it is, for the decision's record."""
+    by: str | None = None
+    """Who answers (default: :func:`nbgraph.answering.identity`)."""
+    shown: str | None = None
+    """The digest of what the person saw (``pause.shown``): the answer is refused if the pause shows something else."""
+    via: Via = "resume"
 
 
 class Fork(NamedTuple):
@@ -87,7 +95,8 @@ def open_run(
 
             if not answers_by_id(source.answer):
                 pause = pauses[0].id  # the answer is for the pause the caller saw
-        return resumed_run(plan, where, store, source.answer, pause=pause, force=source.force, **options)
+        given = Given(source.via, source.by, source.reason, source.shown)
+        return resumed_run(plan, where, store, source.answer, pause=pause, force=source.force, given=given, **options)
     if isinstance(source, Fork):
         ran = getattr(source.run, "run", source.run)
         if isinstance(ran, Run) and checkpointer is None:

@@ -30,7 +30,7 @@ from .ending import Ending
 from .folds import fold, fold_record, shares_state
 from .levels import Level, enter, level_key
 from .limits import Budget, Meter
-from .listeners import Listeners, route_event, run_start
+from .listeners import Listeners, answered, interrupt, route_event, run_start
 from .people import Asking, raised, stored_answer
 from .persistence import Persistence, Snapshot, Totals, default_checkpointer, remembered
 from .resumption import Resumption
@@ -40,6 +40,7 @@ from .stops import failure
 
 if TYPE_CHECKING:
     from ..checkpoint.base import Checkpointer
+    from ..decisions import Decision
     from ..pauses import Pause
 
 __all__ = ["Walker"]
@@ -176,6 +177,10 @@ class Walker:
         self.meter.t0 = time.perf_counter()
         restored_from = self.persistence.last
         self.listeners.emit_if(lambda: run_start(self.thread, self.step, self.plan.name, restored_from is not None))
+        listeners = self.listeners
+        for pause, value, decision in self.resumption.settled:
+            listeners.emit(interrupt(self.thread, pause.step, pause))
+            listeners.emit(answered(self.thread, pause.step, pause, value, decision))
         try:
             budget = self.resumption.budget
             if budget is not None:  # (a budget pause answered 'stop': raised limits applied as the run began)
@@ -362,9 +367,13 @@ class Walker:
         """What the thread keeps about itself (see ``Checkpoint.meta``)."""
         breakpoints = self.breaks.to_json()
         budget = self.meter.kept_limits()
-        if breakpoints is None and budget is None and not self.trace:
+        standing = self.asking.kept_standing() if self.asking.standing else None
+        if breakpoints is None and budget is None and not self.trace and standing is None:
             return _NO_META  # (shared: a checkpoint per step keeps no dict of its own)
-        return {"breakpoints": breakpoints, "budget": budget, "trace": dict(self.trace) or None}
+        meta = {"breakpoints": breakpoints, "budget": budget, "trace": dict(self.trace) or None}
+        if standing is not None:
+            meta["standing"] = standing
+        return meta
 
     def levels_json(self) -> dict[str, Any]:
         """The sub-graph levels the run is inside now, as a checkpoint keeps them."""
@@ -424,7 +433,7 @@ class Walker:
 
     # -- resuming ---------------------------------------------------------------------
 
-    def restore(self, snapshot: Snapshot, answered: tuple[tuple[Pause, Any], ...]) -> None:
+    def restore(self, snapshot: Snapshot, answered: tuple[tuple[Pause, Any, Decision], ...]) -> None:
         """Put the run where ``snapshot`` left its thread, with the answers a resume brought:
         state, frames, history, usage, answers, the slots that finished and the sub-graphs it
         is inside."""
@@ -450,17 +459,18 @@ class Walker:
             meter.kept = True
         resumption = self.resumption
         resumption.begin(last.pauses, last.levels)
-        for pause, value in answered:
+        for pause, value, decision in answered:
             if pause.kind == "budget" and value != "stop":
                 raised(meter, pause, value)
-            elif pause.slot is not None:
+            if pause.slot is not None:
                 self.asking.pauses.answers[pause.slot] = stored_answer(pause, value)
-                resumption.answer(pause, value)
+                resumption.answer(pause, value, decision)
             else:
-                resumption.answer(pause, value)
+                resumption.answer(pause, value, decision)
             if pause.kind == "budget" and pause.reruns is not None:
                 resumption.rerunning.add((pause.path, pause.branch))
         self._restore_breaks(meta.get("breakpoints"))
+        self.asking.restore_standing(meta.get("standing"))
         totals = snapshot.totals
         root.visits = dict(totals.visits)
         root.last_node, root.same = totals.streak

@@ -360,30 +360,34 @@ class _Turn:
                 f"{type(exc).__name__}: {exc}"
             ) from exc
 
-    async def review(self, calls: Sequence[Any]) -> dict[str, Any]:
-        """A person's decision on each of ``calls`` whose policy asks for one, by call id; the
-        run waits (or stops) until each is decided, before any call of the batch runs."""
+    async def review(self, calls: Sequence[Any]) -> list[Any]:
+        """A person's decision on each of ``calls`` whose policy asks for one (None for those it
+        does not), in their order; the run waits (or stops) until each is decided, before any
+        call of the batch runs. By place, not by call id: a provider may send an id twice."""
         from ..pauses import ToolCallAsk
 
+        asking = [place for place, call in enumerate(calls) if self._needs_decision(call)]
+        decisions: list[Any] = [None] * len(calls)
+        if not asking:
+            return decisions
         asks = [
             ToolCallAsk(
-                call_id=call.id,
-                name=self.toolbox[call.name].name,
-                description=self.toolbox[call.name].description,
-                arguments=call.arguments,
-                parameters=self.toolbox[call.name].schema["function"]["parameters"],
+                call_id=calls[place].id,
+                name=self.toolbox[calls[place].name].name,
+                description=self.toolbox[calls[place].name].description,
+                arguments=calls[place].arguments,
+                parameters=self.toolbox[calls[place].name].schema["function"]["parameters"],
             )
-            for call in calls
-            if self._needs_decision(call)
+            for place in asking
         ]
-        if not asks:
-            return {}
         self.reviewed = True
         # If the run cannot wait, this node runs again from its start once the decisions come:
         # it takes the turn up from here rather than asking the model again or running a tool twice.
         self.ctx.keep(_KEPT_TURN, self._kept())
         decided = await self.ctx.review_tool_calls(asks)
-        return {ask.call_id: decisions[0] for ask, decisions in zip(asks, decided, strict=True)}
+        for place, decision in zip(asking, decided, strict=True):
+            decisions[place] = decision[0]
+        return decisions
 
     def _kept(self) -> dict[str, Any]:
         ctx = self.ctx
@@ -436,20 +440,20 @@ class _Turn:
         edited = call.model_copy(update={"arguments": arguments})
         for i in range(len(self.new) - 1, -1, -1):
             message = self.new[i]
-            if message.role == "assistant" and any(c.id == call.id for c in message.tool_calls):
-                swapped = tuple(edited if c.id == call.id else c for c in message.tool_calls)
+            if message.role == "assistant" and any(c is call for c in message.tool_calls):
+                swapped = tuple(edited if c is call else c for c in message.tool_calls)
                 self.new[i] = message.model_copy(update={"tool_calls": swapped})
                 break
         return edited
 
-    async def run_tools(self, calls: Sequence[Any], decisions: Mapping[str, Any]) -> bool:
-        """Run one batch of calls as decided, completion tools last; True if a completion tool ran."""
+    async def run_tools(self, calls: Sequence[Any], decisions: Sequence[Any]) -> bool:
+        """Run one batch of calls as decided (``decisions`` in their order), completion tools
+        last; True if a completion tool ran."""
         ctx = self.ctx
-        batch = sorted(calls, key=lambda call: self._completes(call.name))  # stable: order kept otherwise
+        batch = sorted(zip(calls, decisions, strict=True), key=lambda pair: self._completes(pair[0].name))  # (stable)
         failed: set[str] = set()
         completed = False
-        for call in batch:
-            decision = decisions.get(call.id)
+        for call, decision in batch:
             if decision is not None and decision.type == "edit":
                 call = self._edited(call, decision.arguments)
             key = _call_key(call)

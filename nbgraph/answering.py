@@ -1,0 +1,54 @@
+"""Who answers a pause, and how: the identity a decision is recorded under, and the door it
+came through. Light enough for ``import nbgraph``; the record itself is
+:class:`nbgraph.decisions.Decision`."""
+
+from __future__ import annotations
+
+import getpass
+import os
+from typing import Literal, NamedTuple
+
+__all__ = ["IN_CODE", "Given", "Via", "identity", "set_identity"]
+
+Via = Literal["view", "code", "resume", "magic", "langgraph", "deadline", "standing"]
+"""How an answer was given: the view's buttons, ``run.answer`` (and ``approve``/``deny``), a
+``Resume``, a magic, the LangGraph door, a deadline that passed, a standing approval."""
+
+
+class Given(NamedTuple):
+    """How an answer is given, for its record: through which door, by whom, why, and on what
+    (``shown``: the digest of what the person saw; the answer is refused if the pause shows
+    something else)."""
+
+    via: Via = "code"
+    by: str | None = None
+    reason: str | None = None
+    shown: str | None = None
+
+
+IN_CODE = Given()
+"""An answer given from code, by whoever runs it, for no stated reason."""
+
+_identity: str | None = None
+
+
+def identity() -> str:
+    """Who answers from this process: the name :func:`set_identity` gave, else the JupyterHub
+    user (``JUPYTERHUB_USER``), else the operating system's user."""
+    if _identity is not None:
+        return _identity
+    hub = os.environ.get("JUPYTERHUB_USER")
+    if hub:
+        return hub
+    try:
+        return getpass.getuser()
+    except Exception:  # (no user name in a container without one)
+        return "unknown"
+
+
+def set_identity(name: str | None) -> None:
+    """Record answers from this process as given by ``name`` (None: back to the default)."""
+    global _identity
+    if name is not None and (not isinstance(name, str) or not name.strip()):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError(f"an identity is a non-empty name; got {name!r}")
+    _identity = name
