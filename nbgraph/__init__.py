@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .answering import set_identity
 from .checkpoint.base import Checkpoint, Checkpointer, Lease
 from .checkpoint.memory import MemoryCheckpointer
 from .compiler import GraphWarning
@@ -38,6 +39,7 @@ from .plan import Breakpoints, RouteDecision
 from .reducers import Reducer, accumulate, append, merge, overwrite
 from .secrets import register_secret
 from .state import StateView
+from .storable import set_answer_limit
 
 if TYPE_CHECKING:
     from .batch import Batch, BatchProgress, BatchRow, compare
@@ -113,6 +115,8 @@ __all__ = [
     "overwrite",
     "parse_ndjson",
     "register_secret",
+    "set_answer_limit",
+    "set_identity",
     "tool",
 ]
 

@@ -124,9 +124,11 @@ def _verdict(pause: Pause, answer: Any) -> tuple[str, tuple[FieldEdit, ...], str
         approved = bool(getattr(answer, "approved", answer))
         update = getattr(answer, "update", None)
         shown = {change.field: change.after for change in pause.changes}
-        edits = tuple(FieldEdit(field=key, before=shown.get(key), after=value) for key, value in (update or {}).items())
-        word = ("approved with an edit" if edits else "approved") if approved else "denied"
-        return word, edits, getattr(answer, "reason", None)
+        changed = tuple(
+            FieldEdit(field=key, before=shown.get(key), after=value) for key, value in (update or {}).items()
+        )
+        word = ("approved with an edit" if changed else "approved") if approved else "denied"
+        return word, changed, getattr(answer, "reason", None)
     if kind == "breakpoint":
         return str(answer), (), None
     if kind == "budget":
@@ -134,8 +136,8 @@ def _verdict(pause: Pause, answer: Any) -> tuple[str, tuple[FieldEdit, ...], str
             return "stop", (), None
         limits = pause.budget.limits if pause.budget is not None else {}
         raised = answer if isinstance(answer, Mapping) else {}
-        edits = tuple(FieldEdit(field=key, before=limits.get(key), after=value) for key, value in raised.items())  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-        return "raised", edits, None
+        changed = tuple(FieldEdit(field=key, before=limits.get(key), after=value) for key, value in raised.items())  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        return "raised", changed, None
     return "answered", (), None
 
 

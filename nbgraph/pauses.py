@@ -138,8 +138,9 @@ class ToolDecision(pydantic.BaseModel):
     type: Literal["approve", "edit", "reject", "respond"]
     arguments: dict[str, Any] | None = None
     message: str | None = None
-    reason: str | None = None
-    """Why the person decided so, for the decision's record (the model never reads it)."""
+    reason: str | None = pydantic.Field(default=None, exclude=True)
+    """Why the person decided so, for the decision's record (the model never reads it; the
+    decision itself is kept without it)."""
     standing: Literal["run", "thread"] | None = None
     """Approve every later call of this tool without asking, for the rest of the run or the
     thread (an ``approve`` only): a standing approval, recorded, shown and revocable."""
@@ -254,7 +255,8 @@ class Approval(pydantic.BaseModel):
 
     approved: bool
     update: dict[str, Any] | None = None
-    reason: str | None = None
+    reason: str | None = pydantic.Field(default=None, exclude=True)
+    """Why, for the decision's record (which keeps it: the answer itself is kept without it)."""
 
 
 def read_approval(answer: Any) -> Approval:
@@ -420,9 +422,9 @@ def read_answer(pause: Pause, answer: Any) -> Any:
     Raises:
         ResumeError: the answer does not fit the pause.
     """
-    problem = storable_problem(_plain(answer), f"the answer to {pause.prompt!r} at node {pause.path!r}")
+    problem = storable_problem(_plain(answer))
     if problem is not None:
-        raise ResumeError(f"{problem}. Nothing was answered; the pause still waits")
+        raise ResumeError(f"the answer to {pause.prompt!r} at node {pause.path!r} cannot be stored: {problem}")
     if pause.kind == "tool":
         return read_tool_decisions(pause, answer)
     if pause.kind == "approval":
@@ -501,7 +503,7 @@ def bind(
             f"{{pause_id: answer, ...}}. Open now: {describe(open_.values())}"
         )
     else:
-        return {pause.id: answer for pause in open_.values()}
+        given = {pause.id: answer for pause in open_.values()}
     closed = [key for key in given if key not in open_]
     if closed:
         said = "; ".join(_not_open(key, story, thread) for key in closed)
@@ -548,13 +550,16 @@ def answered_here(pause: Pause, answer: Any) -> str:
     return _told(to_jsonable(answer, strict=False), pause.path, pause.branch, pause.step)
 
 
+_APPROVAL_KEYS = {"approved", "update", "reason"}
+
+
 def _told(answer: Any, path: str, branch: str | None, step: int) -> str:
     where = f"node {path!r}" + (f" in branch {branch!r}" if branch else "")
     return f"answered already, {_shown(answer)}, at {where} (step {step})"
 
 
 def _shown(answer: Any) -> str:
-    if isinstance(answer, Mapping) and set(answer) == {"approved", "update"}:  # an Approval, as events keep it
+    if isinstance(answer, Mapping) and {"approved", "update"} <= set(answer) <= _APPROVAL_KEYS:  # an Approval, as kept
         verdict = "approved" if answer["approved"] else "denied"
         return f"{verdict} with an edit" if answer["update"] else verdict
     if isinstance(answer, list) and answer and all(isinstance(d, Mapping) and "type" in d for d in answer):

@@ -47,13 +47,16 @@ def storable_problem(value: Any, where: str = "the answer") -> str | None:
     return None
 
 
+_PLAIN = "answer with plain data (text, numbers, lists, dicts)"
+
+
 def _problem(value: Any, where: str, depth: int) -> str | None:
     if value is None or isinstance(value, (bool, int, str)):
         return None
     if isinstance(value, float):
-        return None if math.isfinite(value) else f"{where} is {value!r}: JSON holds only finite numbers"
+        return None if math.isfinite(value) else f"{where} is {value!r}: JSON holds only finite numbers; {_PLAIN}"
     if depth > 100:
-        return f"{where} is nested more than 100 levels deep"
+        return f"{where} is nested more than 100 levels deep; {_PLAIN}"
     if isinstance(value, (list, tuple)):
         for index, item in enumerate(value):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
             problem = _problem(item, f"{where}[{index}]", depth + 1)
@@ -63,10 +66,11 @@ def _problem(value: Any, where: str, depth: int) -> str | None:
     if isinstance(value, Mapping):
         for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
             if not isinstance(key, str):
-                return f"{where} has the key {key!r} ({type(key).__name__}): JSON keys are text"  # pyright: ignore[reportUnknownArgumentType]
+                return f"{where} has the key {key!r} ({type(key).__name__}): JSON keys are text; {_PLAIN}"  # pyright: ignore[reportUnknownArgumentType]
             problem = _problem(item, f"{where}[{key!r}]", depth + 1)
             if problem is not None:
                 return problem
         return None
     kind = type(value).__name__
-    return f"{where} is a {kind} ({value!r:.60}), which JSON cannot hold; give text, numbers, lists or dicts"
+    article = "an" if kind[:1].lower() in "aeiou" else "a"
+    return f"{where} is {article} {kind} ({value!r:.60}), which JSON cannot hold; {_PLAIN}"

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from .answering import Via
     from .history import BranchState, Step
     from .pauses import Pause
     from .plan import Breakpoints
@@ -133,7 +134,19 @@ class ViewedRun(Protocol):
         unsubscribe function. ``steps=False`` leaves out the per-step events."""
         ...
 
-    def answer(self, value: Any = None, *, pause: str | None = None) -> None: ...
+    def answer(
+        self,
+        value: Any = None,
+        *,
+        pause: str | None = None,
+        shown: str | None = None,
+        reason: str | None = None,
+        by: str | None = None,
+        via: Via = "code",
+    ) -> None:
+        """Answer a pause as :meth:`nbgraph.Run.answer` does (the view passes ``via="view"``
+        and the digest of what it showed)."""
+        ...
 
     def cancel(self) -> None: ...
 

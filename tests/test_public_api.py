@@ -70,6 +70,8 @@ EXPECTED_NAMES = {
     "overwrite",
     "parse_ndjson",
     "register_secret",
+    "set_answer_limit",
+    "set_identity",
     "tool",
 }
 

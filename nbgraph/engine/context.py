@@ -317,11 +317,13 @@ class Context:
             pause = pause.model_copy(update={"id": open_id or pause.id, "slot": slot})
             kept = self._kept_decision(answers.get(slot), pause, open_id)
             if kept is not None:
+                decisions = read_tool_decisions(pause, kept)
                 brought = resumption.input(slot)
-                if brought is not None:
+                if brought is not None:  # given by the resume that brought it: recorded here, and in force from here
                     self.emit(interrupt(thread, self.step, brought[0]))
                     self.emit(answered(thread, self.step, *brought, resumption.decision(brought[0].id)))
-                decided.append(read_tool_decisions(pause, kept))
+                    self._stand(door.asking, pause, decisions)
+                decided.append(decisions)
                 continue
             standing = door.asking.standing_for(call.name, call.arguments)
             if standing is not None:
@@ -359,12 +361,17 @@ class Context:
                     answers[pause.slot or ""] = _kept_record(pause, answer)
                     self._used.add(pause.id)
                     decided[place] = answer
-                    for decision in answer:
-                        if decision.standing is not None:
-                            asking.allow(pause.tool_calls[0].name, scope=decision.standing, reason=decision.reason)
+                    self._stand(asking, pause, answer)
             if unanswered:
                 raise PauseRequested(*unanswered)
         return [decision for decision in decided if decision is not None]
+
+    @staticmethod
+    def _stand(asking: Asking, pause: Pause, decisions: Sequence[ToolDecision]) -> None:
+        """Set up the standing approval a decision asked for, for later calls of its tool."""
+        for call, decision in zip(pause.tool_calls, decisions, strict=False):
+            if decision.standing is not None:
+                asking.allow(call.name, scope=decision.standing, reason=decision.reason)
 
     def _kept_decision(self, stored: Any, pause: Pause, open_id: str | None) -> Any:
         """The decisions kept at ``pause``'s slot that answer it, or None: it asks.
@@ -376,9 +383,11 @@ class Context:
         """
         if stored is None:
             return None
-        if not isinstance(stored, Mapping) or "decisions" not in stored:
+        if not isinstance(stored, Mapping):
             return stored  # (kept by a version before decisions were bound to their pause)
         record = cast("Mapping[str, Any]", stored)
+        if "decisions" not in record:
+            return record
         if record["pause"] in self._used or record["shown"] != pause.shown:
             return None
         if open_id is not None and record["pause"] != open_id:

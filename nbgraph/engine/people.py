@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from ..errors import NoPendingRequest, ResumeError
 from ..history import FiredEdge, Frame, Step
@@ -223,7 +223,8 @@ class Standing(NamedTuple):
         if when is None:
             return True
         if isinstance(when, Mapping):
-            return all(arguments.get(key) == value for key, value in when.items())
+            wanted = cast("Mapping[str, Any]", when)
+            return all(arguments.get(key) == value for key, value in wanted.items())
         try:
             return bool(when(arguments))
         except Exception:
@@ -301,7 +302,8 @@ class Asking:
     def restore_standing(self, kept: Any) -> None:
         """Take up the standing approvals a thread's checkpoint kept."""
         if isinstance(kept, list):
-            self.standing = tuple(Standing(**item) for item in kept if isinstance(item, Mapping))
+            items = cast("list[Any]", kept)
+            self.standing = tuple(Standing(**item) for item in items if isinstance(item, Mapping))
 
     async def wait(self, pause: Pause, ctx: Context | None = None, events: list[Any] | None = None) -> Any:
         """The answer to ``pause`` once a person gives it (live); or unwind the node (durable).

@@ -669,7 +669,7 @@ class RunView:
         by: str | None = None,
         via: Via = "code",
     ) -> None:
-        self._run.answer(value, pause=pause)
+        self._run.answer(value, pause=pause, shown=shown, reason=reason, by=by, via=via)
 
     def cancel(self) -> None:
         self._run.cancel()

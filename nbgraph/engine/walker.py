@@ -370,7 +370,7 @@ class Walker:
         standing = self.asking.kept_standing() if self.asking.standing else None
         if breakpoints is None and budget is None and not self.trace and standing is None:
             return _NO_META  # (shared: a checkpoint per step keeps no dict of its own)
-        meta = {"breakpoints": breakpoints, "budget": budget, "trace": dict(self.trace) or None}
+        meta: dict[str, Any] = {"breakpoints": breakpoints, "budget": budget, "trace": dict(self.trace) or None}
         if standing is not None:
             meta["standing"] = standing
         return meta
