@@ -41,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import hooks
+from ..answering import Given
 from ._drawing import Shape, shape_of
 from ._pauses import open_pauses
 from ._run import LangGraphResult, LangGraphRun, UnsupportedByLangGraph, forked, resumed
@@ -234,6 +235,9 @@ def resume(
     *,
     answer: Any = None,
     pause: str | None = None,
+    reason: str | None = None,
+    by: str | None = None,
+    shown: str | None = None,
     context: Any = None,
     durability: str | None = None,
     display: bool | None = None,
@@ -243,12 +247,13 @@ def resume(
     same thread: a run nobody answered (``run.result()``, ended ``interrupted``), or a thread
     read back from its checkpointer, in this process or after a restart.
 
-    ``answer`` and ``pause`` are read as :meth:`LangGraphRun.answer` reads them: the answer to
-    the one open pause, to the one ``pause`` names, or a mapping of pause ids to answers;
-    pauses left unanswered stay open in the new run. As LangGraph resumes, each interrupted
-    node runs again from its start and its ``interrupt()`` returns the answer (decisions on
-    tool calls in the shape its code reads); a breakpoint's correction is written with
-    ``update_state`` first.
+    ``answer``, ``pause``, ``reason``, ``by`` and ``shown`` are read as
+    :meth:`LangGraphRun.answer` reads them: the answer to the one open pause, to the one
+    ``pause`` names, or a mapping of pause ids to answers, checked before anything runs and
+    recorded (``via="langgraph"``); pauses left unanswered stay open in the new run. As
+    LangGraph resumes, each interrupted node runs again from its start and its
+    ``interrupt()`` returns the answer (decisions on tool calls in the shape its code reads);
+    a breakpoint's correction is written with ``update_state`` first.
 
     ``context`` and ``durability`` are ``astream``'s (a run's own are kept when not given).
 
@@ -258,10 +263,12 @@ def resume(
     Raises:
         NoPendingRequest: the thread waits at no pause.
         ResumeError: the answer names a pause the thread does not wait at, cannot say which of
-            several it is for, or does not fit its pause.
+            several it is for, does not fit its pause, cannot be kept, or comes from someone
+            the pause does not wait for; nothing runs.
     """
     steps = source.replay() if isinstance(source, LangGraphResult) else _steps_of(source, config, xray)
-    run = resumed(steps, answer, pause, {"context": context, "durability": durability})
+    options = {"context": context, "durability": durability}
+    run = resumed(steps, answer, pause, options, Given("langgraph", by, reason, shown))
     _display(run, display)
     return run.launch()
 

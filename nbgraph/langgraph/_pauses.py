@@ -5,9 +5,11 @@ review of tool calls in one of the shapes :mod:`._review` reads), or else at a s
 breakpoint (``interrupt_before`` / ``interrupt_after``). The same pauses come from a live
 run and from the thread's checkpoints read back, with the same ids (an interrupt's own id;
 for a breakpoint, one made from its checkpoint), so an answer given after a restart finds
-its pause. An answer is read and checked where it is given; what LangGraph then gets is
-``Command(resume={interrupt id: value})``, or, at a breakpoint, an ``update_state`` with the
-person's correction before the graph goes on.
+its pause. An answer is read and checked where it is given, before anything runs: against its
+pause, for what a checkpoint keeps (:func:`nbgraph.pauses.read_answer`), and for what the graph's
+own checkpointer can write; what LangGraph then gets is ``Command(resume={interrupt id:
+value})``, or, at a breakpoint, an ``update_state`` with the person's correction before the
+graph goes on.
 """
 
 from __future__ import annotations
@@ -18,18 +20,23 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, cast
 
+from ..answering import Given
+from ..decisions import Decision, FieldEdit, decision_of
 from ..errors import ResumeError
 from ..history import Step
-from ..pauses import Pause, Rerun, answers_by_id, bind, describe, read_answer, read_break, read_tool_decisions
+from ..pauses import Pause, Rerun, answers_by_id, bind, describe, read_answer, read_break
 from ..plan import Breakpoints
 from ..state import to_jsonable
-from ._review import reply_of, review_of
+from ..storable import storable_problem
+from ._review import decisions_in, reply_of, review_of
 
 __all__ = [
     "Break",
+    "Read",
     "Where",
     "bind_answer",
     "break_pauses",
+    "decision_for",
     "interrupt_pause",
     "open_pauses",
     "read_given",
@@ -51,6 +58,16 @@ class Break(NamedTuple):
 
     word: str
     update: dict[str, Any] | None = None
+
+
+class Read(NamedTuple):
+    """An answer read at the door: what it decided, as nbgraph checks and records it, and what
+    the graph is given for it."""
+
+    decided: Any
+    """The tool decisions (a tuple of ``ToolDecision``), the input, or the :class:`Break`."""
+    given: Any
+    """The interrupt's resume value, in the shape its node reads; a breakpoint's :class:`Break`."""
 
 
 def where_asked(interrupt: Any, state: Any) -> Where:
@@ -85,7 +102,16 @@ def interrupt_pause(interrupt: Any, where: Where) -> Pause:
         input_kind="choice" if options else "text",
         tool_calls=review.calls if review is not None else (),
         reruns=Rerun(path=where.path, live=True),
+        deciders=_deciders(value),
     )
+
+
+def _deciders(value: Any) -> tuple[str, ...]:
+    """Who may answer an interrupt: the names its value lists under ``"deciders"`` (anyone when none)."""
+    named = value.get("deciders") if isinstance(value, Mapping) else None
+    if isinstance(named, (list, tuple)) and all(isinstance(name, str) for name in named):
+        return tuple(cast("Sequence[str]", named))
+    return ()
 
 
 def break_pauses(
@@ -180,16 +206,24 @@ def _break_id(checkpoint: str, at: str, path: str) -> str:
 
 
 def bind_answer(
-    pauses: Sequence[Pause], answer: Any, pause_id: str | None, *, thread: str, story: Any
+    pauses: Sequence[Pause], answer: Any, pause_id: str | None, *, thread: str, story: Any, shown: str | None = None
 ) -> dict[str, Any]:
     """:func:`nbgraph.pauses.bind`, and one thing more: a correction to the state given
     without naming its breakpoint while several are open is refused, since each would
-    write it once.
+    write it once. With ``shown``, every pause answered must show exactly that, however the
+    answer names it.
 
     Raises:
         ResumeError: as ``bind`` does, or for such an update.
     """
-    given = bind(pauses, answer, pause_id, thread=thread, story=story)
+    given = bind(pauses, answer, pause_id, thread=thread, story=story, shown=shown)
+    for pause in pauses:
+        if shown is not None and pause.id in given and pause.shown != shown:  # (bind checks a named pause only)
+            raise ResumeError(
+                f"pause {pause.id!r} at node {pause.path!r} shows something else than what was decided on "
+                f"(digest {shown!r}, the pause's is {pause.shown!r}): look at it again and answer that. "
+                "Nothing was answered"
+            )
     shared = pause_id is None and not answers_by_id(answer) and len(given) > 1
     if shared and isinstance(answer, Mapping) and cast("Mapping[str, Any]", answer).get("update"):
         raise ResumeError(
@@ -199,26 +233,82 @@ def bind_answer(
     return given
 
 
-def read_given(pause: Pause, answer: Any, channels: Any) -> Any:
-    """An answer checked against its pause, in the form a stream goes on with: an interrupt's
-    resume value (decisions on tool calls written in the shape its node reads), or a :class:`Break`.
+def read_given(pause: Pause, answer: Any, app: Any) -> Read:
+    """An answer checked against its pause, before the graph is given anything: what it decided,
+    and the form a stream goes on with (an interrupt's resume value, decisions on tool calls
+    written in the shape its node reads; or a :class:`Break`).
 
-    ``channels``: the graph's state keys (``app.stream_channels``), which an update must name.
+    A tool review takes nbgraph's decisions or its idiom's own answer (:func:`._review.decisions_in`).
+    Every answer must be something a checkpoint keeps (:func:`nbgraph.pauses.read_answer`), and
+    what the graph is given something ``app``'s checkpointer can write: else the graph would run
+    on it and fail writing its checkpoint, with the interrupt still open.
 
     Raises:
-        ResumeError: the answer does not fit the pause.
+        ResumeError: the answer does not fit the pause, or could not be kept.
     """
     if pause.kind == "tool":
         review = review_of(pause.question)
         assert review is not None  # (the pause was made from it)
-        return reply_of(review._replace(calls=pause.tool_calls), read_tool_decisions(pause, answer))
-    if pause.kind == "breakpoint":
+        decisions = read_answer(pause, decisions_in(pause.tool_calls, answer))
+        standing = next((decision for decision in decisions if decision.standing), None)
+        if standing is not None:
+            raise ResumeError(
+                f"a LangGraph run keeps no standing approval ({{'standing': {standing.standing!r}}}): approve each "
+                "call as it is asked. Nothing was answered; the pause still waits"
+            )
+        read = Read(decisions, reply_of(review._replace(calls=pause.tool_calls), decisions))
+    elif pause.kind == "breakpoint":
+        _storable(pause, answer)
         if answer is None:
-            return Break("continue")
-        if isinstance(answer, Mapping):
-            return _read_update(pause, cast("Mapping[str, Any]", answer), channels)
-        return Break(read_break(answer))
-    return read_answer(pause, answer)
+            held = Break("continue")
+        elif isinstance(answer, Mapping):
+            held = _read_update(pause, cast("Mapping[str, Any]", answer), app.stream_channels)
+        else:
+            held = Break(read_break(answer))
+        read = Read(held, held)
+    else:
+        value = read_answer(pause, answer)
+        read = Read(value, value)
+    written = read.given.update if isinstance(read.given, Break) else read.given
+    if written is not None:
+        _writable(pause, written, app.checkpointer)
+    return read
+
+
+def decision_for(pause: Pause, read: Read, how: Given) -> Decision:
+    """The record of an answer read at the door (:func:`read_given`), given as ``how`` says. A
+    breakpoint's correction is its edits, each from what the pause showed (a node's update)."""
+    decided = read.decided
+    if not isinstance(decided, Break):
+        return decision_of(pause, decided, via=how.via, by=how.by, reason=how.reason)
+    decision = decision_of(pause, decided.word, via=how.via, by=how.by, reason=how.reason)
+    if not decided.update:
+        return decision
+    update = to_jsonable(decided.update, strict=False)
+    seen = cast("Mapping[str, Any]", pause.update) if isinstance(pause.update, Mapping) else {}
+    edits = tuple(FieldEdit(field=key, before=seen.get(key), after=value) for key, value in update.items())
+    return decision.model_copy(update={"answer": {"answer": decided.word, "update": update}, "edits": edits})
+
+
+def _storable(pause: Pause, answer: Any) -> None:
+    """:func:`nbgraph.pauses.read_answer`'s test, for a breakpoint's answer (which it reads apart)."""
+    problem = storable_problem(answer, f"the answer to {pause.prompt!r} at node {pause.path!r}")
+    if problem is not None:
+        raise ResumeError(f"{problem}. Nothing was answered; the pause still waits")
+
+
+def _writable(pause: Pause, value: Any, saver: Any) -> None:
+    """Refuse what the graph's checkpointer cannot write (msgpack holds no integer beyond 64 bits)."""
+    serde = getattr(saver, "serde", None)
+    if serde is None:
+        return
+    try:
+        serde.dumps_typed(value)
+    except Exception as exc:
+        raise ResumeError(
+            f"the answer to {pause.prompt!r} at node {pause.path!r} cannot be written by the graph's checkpointer "
+            f"({type(saver).__name__}: {exc}). Nothing was answered; the pause still waits"
+        ) from None
 
 
 def _read_update(pause: Pause, answer: Mapping[str, Any], channels: Any) -> Break:

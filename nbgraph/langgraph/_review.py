@@ -18,8 +18,10 @@ Three shapes of ``interrupt(value)`` ask a person to review tool calls:
   answered with one such decision.
 
 Each becomes a pause of kind ``"tool"``, one :class:`~nbgraph.pauses.ToolCallAsk` per call,
-answered with nbgraph's decisions (:func:`~nbgraph.pauses.read_tool_decisions`); what the node's
-``interrupt()`` returns when it runs again is the shape its code expects.
+answered with nbgraph's decisions (:func:`~nbgraph.pauses.read_tool_decisions`), or with the
+idioms' own answers as their clients send them (:func:`decisions_in` reads those as nbgraph's,
+so they are checked and recorded alike); what the node's ``interrupt()`` returns when it runs
+again is the shape its code expects (:func:`reply_of`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any, Literal, NamedTuple, cast
 from ..errors import ResumeError
 from ..pauses import TOOL_DECISIONS, ToolCallAsk, ToolDecision
 
-__all__ = ["Review", "review_of", "reply_of"]
+__all__ = ["Review", "decisions_in", "reply_of", "review_of"]
 
 _INBOX_ALLOWS = {"allow_accept": "approve", "allow_edit": "edit", "allow_ignore": "reject", "allow_respond": "respond"}
 """The agent inbox's permissions, as the decisions they allow."""
@@ -226,6 +228,94 @@ def _summary(calls: Sequence[ToolCallAsk]) -> str:
     lines = [line.strip().lstrip("#").strip() for line in call.description.splitlines()]
     first = next((line for line in lines if line), "")
     return f"review {call.name}: {first}" if first else f"review the call to {call.name}"
+
+
+# -- reading the idioms' own answers ---------------------------------------------------------
+
+_INBOX_TYPES = {"accept": "approve", "ignore": "reject", "response": "respond", "edit": "edit"}
+"""The agent inbox's ``HumanResponse`` types, as nbgraph's decisions."""
+
+
+def decisions_in(calls: Sequence[ToolCallAsk], answer: Any) -> Any:
+    """``answer`` with the idioms' own reply shapes read as nbgraph's decisions, one per call of
+    ``calls``: the agent inbox's ``HumanResponse`` list (``[{"type": "accept", "args": None}]``,
+    or one response alone), the middleware's ``{"decisions": [...]}`` and its edits'
+    ``edited_action``. Anything else is returned as given (nbgraph's own decisions, or an answer
+    :func:`~nbgraph.pauses.read_tool_decisions` refuses, saying why).
+
+    Raises:
+        ResumeError: a reply in one of those shapes that does not fit: an edit of another tool,
+            an accept that carries arguments, a response without its text.
+    """
+    if isinstance(answer, Mapping) and "decisions" in answer:  # the middleware's HITLResponse
+        answer = cast("Mapping[str, Any]", answer)
+        stray = [key for key in answer if key != "decisions"]
+        if stray:
+            raise ResumeError(
+                f"the middleware's answer is {{'decisions': [...]}}; {', '.join(map(repr, stray))} is not part of it"
+            )
+        answer = answer["decisions"]
+    if isinstance(answer, (list, tuple)):
+        given = cast("Sequence[Any]", answer)
+        return [_decision(calls[i] if i < len(calls) else None, item) for i, item in enumerate(given)]
+    if isinstance(answer, Mapping):
+        return _decision(calls[0] if len(calls) == 1 else None, answer)
+    return answer
+
+
+def _decision(call: ToolCallAsk | None, item: Any) -> Any:
+    """One reply as nbgraph's decision (``call``: the call it decides, when known)."""
+    if not isinstance(item, Mapping):
+        return item
+    item = cast("Mapping[str, Any]", item)
+    kind = item.get("type")
+    if "edited_action" in item:  # the middleware's edit
+        action = item["edited_action"]
+        stray = [key for key in item if key not in ("type", "edited_action")]
+        if kind != "edit" or stray or not isinstance(action, Mapping) or "args" not in action:
+            raise ResumeError(
+                "the middleware's edit looks like {'type': 'edit', 'edited_action': {'name': tool, 'args': {...}}}; "
+                f"got {item!r:.200}"
+            )
+        action = cast("Mapping[str, Any]", action)
+        _same_tool(call, action.get("name"))
+        return {"type": "edit", "arguments": action["args"]}
+    if "args" not in item and kind not in ("accept", "ignore", "response"):
+        return item  # nbgraph's own decision (also the middleware's approve, reject and respond)
+    stray = [key for key in item if key not in ("type", "args")]
+    if kind not in _INBOX_TYPES or stray:
+        raise ResumeError(
+            "a reply with 'args' is the agent inbox's HumanResponse, {'type': 'accept' | 'edit' | 'response' | "
+            f"'ignore', 'args': ...}}; got {item!r:.200} (nbgraph's own edit gives its 'arguments')"
+        )
+    args = item.get("args")
+    if kind in ("accept", "ignore"):
+        if args is not None:
+            raise ResumeError(
+                f"the agent inbox's {kind} carries no args (None); got {args!r:.200}"
+                + (" (to change the call, edit it)" if kind == "accept" else "")
+            )
+        return {"type": _INBOX_TYPES[kind]}
+    if kind == "response":
+        if not isinstance(args, str):
+            raise ResumeError(f"the agent inbox's response carries its text in 'args'; got {args!r:.200}")
+        return {"type": "respond", "message": args}
+    if not isinstance(args, Mapping) or "args" not in args:
+        raise ResumeError(
+            "the agent inbox's edit carries the whole action, {'type': 'edit', 'args': {'action': tool, "
+            f"'args': {{...}}}}}}; got {args!r:.200}"
+        )
+    args = cast("Mapping[str, Any]", args)
+    _same_tool(call, args.get("action"))
+    return {"type": "edit", "arguments": args["args"]}
+
+
+def _same_tool(call: ToolCallAsk | None, name: Any) -> None:
+    """An edit changes a call's arguments; the tool it calls stays the one the person was shown."""
+    if call is not None and name is not None and name != call.name:
+        raise ResumeError(
+            f"an edit changes the arguments of {call.name}, not the tool it calls; got an edit naming {name!r}"
+        )
 
 
 # -- writing the decisions back --------------------------------------------------------------

@@ -15,14 +15,17 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from .. import events
+from ..answering import Given, Via
+from ..decisions import Decision
 from ..engine.listeners import Listeners
+from ..engine.people import check_decider
 from ..errors import NbgraphError, NoPendingRequest, ResumeError, RunStillRunning
 from ..history import BranchState, Step
 from ..names import new_id
@@ -30,13 +33,16 @@ from ..pauses import Pause, answered_here, answers_by_id
 from ..plan import Breakpoints
 from ..state import to_jsonable
 from ._drawing import Shape
-from ._pauses import Break, Where, bind_answer, open_pauses, read_given
+from ._pauses import Break, Read, Where, bind_answer, decision_for, open_pauses, read_given
 from ._steps import Entry, StepBook
 from ._thread import ThreadSteps
 
 __all__ = ["LangGraphResult", "LangGraphRun", "UnsupportedByLangGraph", "forked", "resumed"]
 
 _MODES = ["debug", "messages", "custom"]
+
+_IN_LANGGRAPH = Given("langgraph")
+"""An answer given from code at the LangGraph door (``run.answer``, ``nbgraph.langgraph.resume``)."""
 
 
 class UnsupportedByLangGraph(NbgraphError, ValueError):
@@ -58,6 +64,7 @@ class LangGraphResult:
         values: Mapping[str, Any],
         pauses: tuple[Pause, ...] = (),
         error: BaseException | None = None,
+        decisions: tuple[Decision, ...] = (),
     ) -> None:
         self._steps = steps
         self.outcome = outcome
@@ -69,6 +76,10 @@ class LangGraphResult:
         """The pauses it ended waiting at (``interrupted``): :func:`~nbgraph.langgraph.resume` answers them."""
         self.error = error
         self.thread = steps.thread
+        self.decisions = list(decisions)
+        """The answers the run's pauses got, as :class:`~nbgraph.decisions.Decision` records, in the
+        order they were given (a resume's first). A LangGraph checkpoint keeps no such record: a
+        thread read back from its saver has only the answers given since."""
 
     @property
     def history(self) -> list[Step]:
@@ -215,8 +226,9 @@ class LangGraphRun:
         self._given: dict[str, Any] = {}
         """Pause id -> its answer, read (:func:`._pauses.read_given`)."""
         self._told: dict[str, str] = {}
-        self._resuming: Mapping[str, Any] = {}
-        """A resume's answers to the pauses it starts at, as given (told once it runs)."""
+        self._decisions: list[Decision] = []
+        self._resuming: list[_Answered] = []
+        """A resume's answers to the pauses it starts at (told once it runs)."""
         self._changed = asyncio.Event()
         self._unanswered: str | None = None
         self._task: asyncio.Task[LangGraphResult] | None = None
@@ -240,6 +252,12 @@ class LangGraphRun:
     @property
     def checkpointer(self) -> Any:
         return self.app.checkpointer
+
+    @property
+    def decisions(self) -> list[Decision]:
+        """The answers given to the run's pauses so far, as :class:`~nbgraph.decisions.Decision`
+        records, in the order they were given."""
+        return list(self._decisions)
 
     @property
     def recorded(self) -> int:
@@ -301,22 +319,44 @@ class LangGraphRun:
 
     # -- talking to it -------------------------------------------------------------------
 
-    def answer(self, value: Any = None, *, pause: str | None = None) -> None:
+    def answer(
+        self,
+        value: Any = None,
+        *,
+        pause: str | None = None,
+        shown: str | None = None,
+        reason: str | None = None,
+        by: str | None = None,
+        via: Via = "langgraph",
+    ) -> None:
         """Answer the open pause, or the one ``pause`` names, or several with a mapping of
         pause ids (interrupt ids) to answers; the run goes on once every open pause has one.
 
         A review of tool calls (kind ``"tool"``) takes a decision per call (``"approve"``,
-        ``"reject"``, ``[{"type": "edit", "arguments": {...}}, ...]``), given to the node in
-        the shape its code reads; a breakpoint takes ``"continue"``, ``"step"``, ``"stop"`` or
-        ``{"answer": "continue", "update": {field: value}}``, the update written with
-        LangGraph's ``update_state`` before the graph goes on.
+        ``"reject"``, ``[{"type": "edit", "arguments": {...}}, ...]``), or its idiom's own
+        answer as its client sends it (the agent inbox's ``[{"type": "accept", "args": None}]``,
+        the middleware's ``{"decisions": [...]}``); the node gets it in the shape its code
+        reads. A breakpoint takes ``"continue"``, ``"step"``, ``"stop"`` or ``{"answer":
+        "continue", "update": {field: value}}``, the update written with LangGraph's
+        ``update_state`` before the graph goes on.
+
+        Every answer is checked before the graph runs on it: it must fit its pause and be
+        something a checkpoint keeps (JSON, finite numbers, within
+        :func:`nbgraph.storable.answer_limit`); refused, nothing ran and the pause still waits.
+        Each is recorded (:class:`~nbgraph.decisions.Decision`, in the ``answer`` event and
+        :attr:`decisions`) as :meth:`nbgraph.Run.answer` records it: ``by`` whom (default
+        :func:`~nbgraph.decisions.identity`; one of ``pause.deciders`` when it names some),
+        ``via`` which door (the view says ``"view"``), why (``reason``); ``shown``, the digest
+        of what the person saw (``pause.shown``), refuses the answer if the pause shows
+        something else.
 
         Raises:
             NoPendingRequest: the run waits for no answer now.
             ResumeError: the answer names a pause that is not open, cannot say which of
-                several it is for, or does not fit its pause (not one of its options, a
-                decision its call does not take, an edit outside the tool's schema, an
-                update of a field the state does not have).
+                several it is for, does not fit its pause (not one of its options, a decision
+                its call does not take, an edit outside the tool's schema, an update of a field
+                the state does not have), cannot be kept, or comes from someone the pause does
+                not wait for.
         """
         open_ = self.pauses
         if not open_ and pause is None and not answers_by_id(value):
@@ -324,62 +364,79 @@ class LangGraphRun:
                 f"run {self.thread!r} waits for no answer"
                 + (" (it has finished)" if self.done else "; use `await run.next_pause()` to wait for a pause")
             )
-        given = bind_answer(open_, value, pause, thread=self.thread, story=self._told.get)
-        self._give(open_, given, self._read(open_, given))
-        self._tell(open_, given)
+        given = bind_answer(open_, value, pause, thread=self.thread, story=self._story, shown=shown)
+        answered = self._read(open_, given, Given(via, by, reason, shown))
+        self._give(answered)
+        self._tell(answered)
 
-    def answer_on_launch(self, open_: Sequence[Pause], value: Any, pause: str | None = None) -> None:
+    def answer_on_launch(
+        self, open_: Sequence[Pause], value: Any, pause: str | None = None, how: Given = _IN_LANGGRAPH
+    ) -> None:
         """Answer the pauses ``open_`` a resumed run starts waiting at, before it is launched,
-        by the rule :meth:`answer` follows; the listeners hear the answers as the run announces
-        the pauses.
+        by the rule :meth:`answer` follows (``how``: by whom, why, through which door); the
+        listeners hear the answers as the run announces the pauses.
 
         Raises:
             ResumeError: as :meth:`answer`.
         """
-        given = bind_answer(open_, value, pause, thread=self.thread, story=lambda key: None)
-        self._give(open_, given, self._read(open_, given))
-        self._resuming = given
+        given = bind_answer(open_, value, pause, thread=self.thread, story=self._story, shown=how.shown)
+        answered = self._read(open_, given, how)
+        self._give(answered)
+        self._resuming = answered
 
-    def _read(self, open_: Sequence[Pause], given: Mapping[str, Any]) -> dict[str, Any]:
-        """The answers read and checked against their pauses (any that does not fit raises first)."""
-        kinds = {p.id: p for p in open_}
-        return {pid: read_given(kinds[pid], answer, self.app.stream_channels) for pid, answer in given.items()}
+    def _story(self, pause_id: str) -> str | None:
+        """How a pause that is not open was answered: in this run, or in the run whose steps it goes on from."""
+        told = self._told.get(pause_id)
+        if told is not None:
+            return told
+        asked = (pair for entry in self._entries for pair in entry.answers if pair[0].id == pause_id)
+        return next((answered_here(pause, answer) for pause, answer in asked), None)
 
-    def _give(self, open_: Sequence[Pause], given: Mapping[str, Any], read: Mapping[str, Any]) -> None:
-        """Give the pauses their answers (``read``: as :meth:`_read` read them)."""
+    def _read(self, open_: Sequence[Pause], given: Mapping[str, Any], how: Given) -> list[_Answered]:
+        """The answers read and checked against their pauses, and their records; any that does not
+        fit raises before any is given."""
         kinds = {p.id: p for p in open_}
+        answered: list[_Answered] = []
         for pid, answer in given.items():
             asked = kinds[pid]
-            self._given[pid] = read[pid]
-            self._told[pid] = answered_here(asked, answer)
+            check_decider(asked, how.by)
+            read = read_given(asked, answer, self.app)
+            answered.append(_Answered(asked, answer, read, decision_for(asked, read, how)))
+        return answered
+
+    def _give(self, answered: Sequence[_Answered]) -> None:
+        """Give the pauses their answers, as read."""
+        for asked, answer, read, decision in answered:
+            self._given[asked.id] = read.given
+            self._told[asked.id] = answered_here(asked, answer)
+            self._decisions.append(decision)
             if asked.kind != "breakpoint":
                 self._book.answers.setdefault((asked.path, asked.step, asked.branch), []).append((asked, answer))
         if not self.pauses:
             self._changed.set()
 
-    def _tell(self, open_: Sequence[Pause], given: Mapping[str, Any]) -> None:
-        """Tell the listeners the answers given."""
-        kinds = {p.id: p for p in open_}
-        for pid, answer in given.items():
-            asked = kinds[pid]
+    def _tell(self, answered: Sequence[_Answered]) -> None:
+        """Tell the listeners the answers given, each with its record."""
+        for asked, answer, _, decision in answered:
             self._listeners.emit_if(
-                lambda asked=asked, answer=answer: events.Answer(
+                lambda asked=asked, answer=answer, decision=decision: events.Answer(
                     thread=self.thread,
                     step=asked.step,
                     path=asked.path,
                     branch=asked.branch,
                     pause_id=asked.id,
                     answer=to_jsonable(answer, strict=False),
+                    decision=decision,
                 )
             )
 
-    def approve(self) -> None:
-        """Answer the one open interrupt with ``True``."""
-        self.answer(True, pause=self._only().id)
+    def approve(self, *, reason: str | None = None) -> None:
+        """Answer the one open interrupt with ``True`` (a review: approve every call)."""
+        self.answer(True, pause=self._only().id, reason=reason)
 
-    def deny(self) -> None:
-        """Answer the one open interrupt with ``False``."""
-        self.answer(False, pause=self._only().id)
+    def deny(self, *, reason: str | None = None) -> None:
+        """Answer the one open interrupt with ``False`` (a review: reject every call)."""
+        self.answer(False, pause=self._only().id, reason=reason)
 
     def _only(self) -> Pause:
         open_ = self.pauses
@@ -481,7 +538,7 @@ class LangGraphRun:
             command, before = self._input, None
             if asked:
                 self._announce(asked)
-                self._tell(asked, self._resuming)
+                self._tell(self._resuming)
             while True:
                 if asked:
                     await self._answered()
@@ -559,7 +616,9 @@ class LangGraphRun:
         self._book.settle_unfinished()
         pauses = self.pauses if outcome == "interrupted" else ()
         steps = self.steps()._replace(outcome=outcome, reason=reason, pauses=pauses)
-        result = self._result = LangGraphResult(steps, outcome, reason, self._book.values, pauses, error)
+        result = self._result = LangGraphResult(
+            steps, outcome, reason, self._book.values, pauses, error, tuple(self._decisions)
+        )
         self._listeners.emit_if(lambda: events.Done(thread=self.thread, step=self.step, outcome=outcome, reason=reason))
         self._changed.set()
         return result
@@ -615,12 +674,25 @@ class _Unanswered(Exception):
     """``stop_waiting`` was called while pauses were open."""
 
 
+class _Answered(NamedTuple):
+    """One answer given at the door: its pause, the answer as given, as read, and its record."""
+
+    pause: Pause
+    answer: Any
+    read: Read
+    decision: Decision
+
+
 def resumed(
-    steps: ThreadSteps, answer: Any = None, pause: str | None = None, options: Mapping[str, Any] | None = None
+    steps: ThreadSteps,
+    answer: Any = None,
+    pause: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    how: Given = _IN_LANGGRAPH,
 ) -> LangGraphRun:
     """A run (not yet launched) that goes on from the pauses ``steps`` ended waiting at, with
-    ``answer`` bound to them by the rule :meth:`LangGraphRun.answer` follows; the pauses it
-    does not answer stay open in the new run.
+    ``answer`` bound to them by the rule :meth:`LangGraphRun.answer` follows and recorded as
+    ``how`` says; the pauses it does not answer stay open in the new run.
 
     Raises:
         NoPendingRequest: the thread waits at no pause.
@@ -637,5 +709,5 @@ def resumed(
     run = LangGraphRun(
         steps.app, None, config, steps.plan, shared=steps, waiting=steps.pauses, options=_kept(steps, options)
     )
-    run.answer_on_launch(steps.pauses, answer, pause)
+    run.answer_on_launch(steps.pauses, answer, pause, how)
     return run

@@ -18,6 +18,7 @@ from typing import Any
 import traitlets
 
 from .._observer import edge_key, place
+from ..answering import Given
 from ..widget import GraphView, inspection_message, widget_data
 from ._drawing import Shape, discovered
 from ._run import LangGraphRun, UnsupportedByLangGraph, forked, resumed
@@ -121,7 +122,7 @@ class LangGraphView(GraphView):
         result = run.result()
         if result.outcome != "interrupted" or all(pause.id != pause_id for pause in result.pauses):
             return False
-        going_on = resumed(result.replay(), value, pause_id)
+        going_on = resumed(result.replay(), value, pause_id, how=Given("view"))
         self._bind(going_on, carry=observer).note(f"resumed from its checkpoint with the answer to {pause_id}")
         going_on.launch()
         return True
