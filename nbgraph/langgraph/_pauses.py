@@ -210,20 +210,12 @@ def bind_answer(
 ) -> dict[str, Any]:
     """:func:`nbgraph.pauses.bind`, and one thing more: a correction to the state given
     without naming its breakpoint while several are open is refused, since each would
-    write it once. With ``shown``, every pause answered must show exactly that, however the
-    answer names it.
+    write it once.
 
     Raises:
         ResumeError: as ``bind`` does, or for such an update.
     """
     given = bind(pauses, answer, pause_id, thread=thread, story=story, shown=shown)
-    for pause in pauses:
-        if shown is not None and pause.id in given and pause.shown != shown:  # (bind checks a named pause only)
-            raise ResumeError(
-                f"pause {pause.id!r} at node {pause.path!r} shows something else than what was decided on "
-                f"(digest {shown!r}, the pause's is {pause.shown!r}): look at it again and answer that. "
-                "Nothing was answered"
-            )
     shared = pause_id is None and not answers_by_id(answer) and len(given) > 1
     if shared and isinstance(answer, Mapping) and cast("Mapping[str, Any]", answer).get("update"):
         raise ResumeError(
@@ -292,9 +284,9 @@ def decision_for(pause: Pause, read: Read, how: Given) -> Decision:
 
 def _storable(pause: Pause, answer: Any) -> None:
     """:func:`nbgraph.pauses.read_answer`'s test, for a breakpoint's answer (which it reads apart)."""
-    problem = storable_problem(answer, f"the answer to {pause.prompt!r} at node {pause.path!r}")
+    problem = storable_problem(answer)
     if problem is not None:
-        raise ResumeError(f"{problem}. Nothing was answered; the pause still waits")
+        raise ResumeError(f"the answer to {pause.prompt!r} at node {pause.path!r} cannot be stored: {problem}")
 
 
 def _writable(pause: Pause, value: Any, saver: Any) -> None:
