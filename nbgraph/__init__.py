@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._running import sweep_deadlines
 from .answering import set_identity
 from .checkpoint.base import Checkpoint, Checkpointer, Lease
 from .checkpoint.memory import MemoryCheckpointer
 from .compiler import GraphWarning
+from .deadlines import Deadline
 from .engine import Budget, Context, Fork, Outcome, Resume, Run, RunResult, default_checkpointer
 from .errors import (
     CheckpointError,
@@ -64,6 +66,7 @@ __all__ = [
     "CheckpointError",
     "Checkpointer",
     "Context",
+    "Deadline",
     "END",
     "End",
     "Event",
@@ -117,6 +120,7 @@ __all__ = [
     "register_secret",
     "set_answer_limit",
     "set_identity",
+    "sweep_deadlines",
     "tool",
 ]
 

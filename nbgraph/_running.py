@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .engine import Budget, Run, RunResult
     from .plan import Plan
 
-__all__ = ["Running"]
+__all__ = ["Running", "sweep_deadlines"]
 
 Listener = Callable[[Any], Any]
 
@@ -208,6 +208,21 @@ class Running:
             table=table,
             results=results,
         )
+
+
+def sweep_deadlines(graph: Running, store: Checkpointer | None = None) -> list[RunResult]:
+    """Resume every thread of ``graph`` in ``store`` (default: the graph's checkpointer) that
+    stopped at a pause whose deadline has passed: each pause takes its deadline's answer,
+    recorded as decided by the deadline (``Decision.by == "deadline"``), and the run goes on
+    as a durable run (to its end, or its next pause).
+
+    Run it now and then (a scheduled job, a cell) for durable runs nobody resumes; a thread
+    held by a live run is left to it. Returns the results of the runs it resumed.
+
+    >>> for result in nbgraph.sweep_deadlines(g, SQLiteCheckpointer("runs.db")):  # doctest: +SKIP
+    ...     print(result.thread, result.outcome)
+    """
+    return engine.sweep_deadlines(graph.compile(), store)
 
 
 def _options(

@@ -109,6 +109,7 @@ def compile_graph(graph: Graph, _within: tuple[str, ...] = ()) -> Plan:
             frame=frames.get(source) or Frame(START, START),
             spec=spec,
             subplan=subplans.get(source),
+            deadline=spec.deadline,
         )
     start = nodes.pop(START)
     return Plan(

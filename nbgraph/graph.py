@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from . import engine, hooks
 from ._running import Running
 from .compiler import GraphWarning, compile_graph
+from .deadlines import Deadline, approval_deadline
 from .errors import did_you_mean
 from .export import to_dag, to_mermaid
 from .names import END, START, End, Goto
@@ -137,6 +138,7 @@ class Graph(Running):
         *,
         approval: bool | Literal["before", "after"] = False,
         on_deny: str | None = None,
+        deadline: Deadline | float | None = None,
         feedback: bool = True,
         destinations: Iterable[str] | None = None,
         timeout: float | None = None,
@@ -157,7 +159,10 @@ class Graph(Running):
         goes next) or denies it: a denied update never reaches the state.
         ``approval="before"`` pauses before the node runs, showing the state it would
         run on; a denied node does not run. ``on_deny`` names the node to go to on a
-        denial (default: end ``denied``).
+        denial (default: end ``denied``). ``deadline`` bounds how long the approval waits:
+        a :class:`~nbgraph.Deadline` (or a number of seconds); when it passes, the approval
+        is denied, or approved only with ``Deadline(seconds, then="approve")``, and the
+        decision is recorded as made by the deadline.
         ``feedback=False`` turns off revision feedback for LLM nodes on revisits.
         ``destinations`` lists where the node's ``Goto`` commands and ``Send`` items
         may lead: they are drawn as dotted edges, count for reachability, stand in
@@ -190,6 +195,11 @@ class Graph(Running):
             raise TypeError(f"node {name!r}: destinations must be a list of node names, got {destinations!r}")
         if approval not in (True, False, None, "before", "after"):
             raise ValueError(f"node {name!r}: approval must be True, False, 'before' or 'after', got {approval!r}")
+        if deadline is not None and approval in (False, None):
+            raise ValueError(
+                f"node {name!r}: deadline= bounds how long its approval waits; give approval=True or 'before' with it"
+            )
+        deadline = approval_deadline(deadline, f"node {name!r}")
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
             raise ValueError(f"node {name!r}: timeout must be a number of seconds > 0, got {timeout!r}")
         self._nodes[name] = NodeSpec(
@@ -205,6 +215,7 @@ class Graph(Running):
             graph=graph,
             input=input,
             output=output,
+            deadline=deadline,
         )
         self._plan = None
         return self

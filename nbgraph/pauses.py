@@ -41,6 +41,7 @@ __all__ = [
     "read_break",
     "read_budget",
     "read_input",
+    "read_timeout",
     "read_tool_decisions",
     "state_changes",
 ]
@@ -441,6 +442,32 @@ def read_answer(pause: Pause, answer: Any) -> Any:
     return read_input(pause, answer)
 
 
+def read_timeout(pause: Pause) -> Any:
+    """The answer ``pause`` takes when its deadline passes (:attr:`Pause.on_timeout`), in the form
+    the engine applies it: an approval denied unless its deadline approves; a tool call rejected,
+    the model told nobody decided in time, unless its deadline decides otherwise; an input its
+    default.
+
+    Raises:
+        ResumeError: an input pause with no answer for its deadline to give.
+    """
+    then = pause.on_timeout
+    if pause.kind == "approval":
+        return Approval(approved=then is True)
+    if pause.kind == "tool":
+        if then is None:
+            return tuple(
+                ToolDecision(
+                    type="reject", message=f"Nobody decided on this call of {call.name} in time; it did not run."
+                )
+                for call in pause.tool_calls
+            )
+        return read_tool_decisions(pause, then if then == "approve" else [then] * len(pause.tool_calls))
+    if then is None:
+        raise ResumeError(f"the deadline of the pause at node {pause.path!r} passed, and it names no answer to take")
+    return read_answer(pause, then)
+
+
 def _plain(answer: Any) -> Any:
     """An answer with the decision models in it as the dicts a checkpoint keeps."""
     if isinstance(answer, pydantic.BaseModel):
@@ -539,23 +566,26 @@ def answered_in(records: Iterable[Any], pause_id: str) -> str | None:
     for record in records:
         for event in (*record.events, *record.approval_events):
             if event.type == "answer" and event.pause_id == pause_id:
-                return _told(event.answer, record.path, record.branch, record.step)
+                timed_out = event.decision is not None and event.decision.via == "deadline"
+                return _told(event.answer, record.path, record.branch, record.step, timed_out)
     return None
 
 
-def answered_here(pause: Pause, answer: Any) -> str:
-    """How ``pause`` was answered, in the words :func:`answered_in` reads from a record."""
+def answered_here(pause: Pause, answer: Any, *, timed_out: bool = False) -> str:
+    """How ``pause`` was answered (``timed_out``: by its deadline), in the words
+    :func:`answered_in` reads from a record."""
     from .state import to_jsonable
 
-    return _told(to_jsonable(answer, strict=False), pause.path, pause.branch, pause.step)
+    return _told(to_jsonable(answer, strict=False), pause.path, pause.branch, pause.step, timed_out)
 
 
 _APPROVAL_KEYS = {"approved", "update", "reason"}
 
 
-def _told(answer: Any, path: str, branch: str | None, step: int) -> str:
+def _told(answer: Any, path: str, branch: str | None, step: int, timed_out: bool = False) -> str:
     where = f"node {path!r}" + (f" in branch {branch!r}" if branch else "")
-    return f"answered already, {_shown(answer)}, at {where} (step {step})"
+    how = "answered already by its deadline" if timed_out else "answered already"
+    return f"{how}, {_shown(answer)}, at {where} (step {step})"
 
 
 def _shown(answer: Any) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple
 
+from .deadlines import Deadline
 from .errors import NoEdgeMatched, RoutingError, did_you_mean
 from .history import FiredEdge, Frame
 from .names import END, START, Send
@@ -60,6 +61,8 @@ class NodeSpec(NamedTuple):
     """A sub-graph's input: ``input(state) -> its input`` (None: it shares this graph's state)."""
     output: Callable[..., Any] | None = None
     """A sub-graph's result: ``output(its_state) -> update`` (None: it shares this graph's state)."""
+    deadline: Deadline | None = None
+    """How long its approval waits for a person, and what it decides then (``then``: None denies, True approves)."""
 
     @property
     def kind(self) -> str:
@@ -174,6 +177,8 @@ class NodePlan:
     spec: NodeSpec
     subplan: Plan | None = None
     """The compiled sub-graph this node runs, if it is one."""
+    deadline: Deadline | None = None
+    """How long its approval waits, and what it decides when that time has passed."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -659,8 +659,8 @@ class TestNewErrors:
         )
         self.check(
             "START -> research [input = to_query] -> END",
-            "unknown option 'input = to_query' for node 'research'; options are approval, approval=before, no_feedback, "
-            "on_deny=NAME, destinations=A|B, input=FN, output=FN",
+            "unknown option 'input = to_query' for node 'research'; options are approval, approval=before, "
+            "deadline=SECONDS[:approve], no_feedback, on_deny=NAME, destinations=A|B, input=FN, output=FN",
             1,
             20,
             ns,

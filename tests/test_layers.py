@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "nbgraph.history",
             "nbgraph.checkpoint.base",
             "nbgraph.checkpoint.leases",
+            "nbgraph.deadlines",
             "nbgraph.hooks",
         },
     ),

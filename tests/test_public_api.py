@@ -20,6 +20,7 @@ EXPECTED_NAMES = {
     "Checkpoint",
     "CheckpointError",
     "Checkpointer",
+    "Deadline",
     "Context",
     "End",
     "Event",
@@ -72,6 +73,7 @@ EXPECTED_NAMES = {
     "register_secret",
     "set_answer_limit",
     "set_identity",
+    "sweep_deadlines",
     "tool",
 }
 

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..deadlines import Deadline
 from ..names import END
 from ._scan import _NAME, _Line, _shown
 
@@ -39,6 +40,8 @@ def _parse_options(line: _Line, name: str, raw: str, column: int) -> dict[str, A
                     f"approval is 'approval', 'approval=before' or 'approval=after', got {_shown(item)}", at
                 )
             options["approval"] = value
+        elif item.startswith("deadline="):
+            options["deadline"] = _deadline(line, value, at)
         elif item in ("no_feedback", "no-feedback"):
             options["feedback"] = False
         elif item.startswith("on_deny="):
@@ -57,8 +60,25 @@ def _parse_options(line: _Line, name: str, raw: str, column: int) -> dict[str, A
             options[key] = _Ref(value, line.number, at + len(key) + 1 + len(rest) - len(rest.lstrip()), line.text)
         else:
             raise line.error(
-                f"unknown option {_shown(item)} for node {name!r}; options are approval, approval=before, no_feedback, on_deny=NAME, "
-                "destinations=A|B, input=FN, output=FN",
+                f"unknown option {_shown(item)} for node {name!r}; options are approval, approval=before, "
+                "deadline=SECONDS[:approve], no_feedback, on_deny=NAME, destinations=A|B, input=FN, output=FN",
                 at,
             )
     return options
+
+
+_DEADLINE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(s|m|h)?(?::(approve|deny))?")
+_UNITS = {None: 1, "s": 1, "m": 60, "h": 3600}
+
+
+def _deadline(line: _Line, value: str, at: int) -> Deadline:
+    """``deadline=30s`` (deny when it passes), ``deadline=5m:approve``: how long an approval waits."""
+    match = _DEADLINE.fullmatch(value)
+    seconds = float(match.group(1)) * _UNITS[match.group(2)] if match else 0.0
+    if match is None or seconds <= 0:
+        raise line.error(
+            f"deadline is a time such as 30s, 5m or 2h, optionally :approve (what it decides; default deny), "
+            f"got {_shown(value)}",
+            at,
+        )
+    return Deadline(seconds, "approve" if match.group(3) == "approve" else None)

@@ -20,6 +20,7 @@ Its rooms, one concern each:
 - ``resumption``: what a resume brings to the run it continues;
 - ``runner``: running from synchronous code;
 - ``starts``: where a run starts (an input, ``Resume``, ``Fork``);
+- ``sweep``: resuming threads whose pauses are past their deadline;
 - ``run``: the public ``Run`` handle, and ``RunView`` for the view;
 - ``ending``: how a run ended, as a value (``Ending``);
 - ``result``: how a run ended, ``RunResult``.
@@ -42,6 +43,7 @@ from .result import RunResult
 from .run import Run, RunView, execute, launch, live_runs, stream
 from .runner import run_blocking
 from .starts import Fork, Resume, open_run
+from .sweep import sweep_deadlines
 
 __all__ = [
     "Budget",
@@ -60,6 +62,7 @@ __all__ = [
     "live_runs",
     "open_run",
     "stream",
+    "sweep_deadlines",
 ]
 
 

@@ -24,7 +24,7 @@ from .ending import Ending
 from .folds import fold
 from .limits import Aborted
 from .listeners import Listeners, answered, error_event, interrupt, node_exit
-from .people import Asking, PauseRequested, approval_pause, gate_pause, judge, stored_answer
+from .people import Asking, PauseRequested, approval_pause, by_deadline, gate_pause, judge, stored_answer
 from .slots import Called, ChildFailed, Ended, Failed, Halted, Outcome, Parked, Settled, Slot, kept_pause, restored
 from .stops import Stopped
 
@@ -158,7 +158,7 @@ class Slots:
                 verdict = judge(node, level.plan, record, read_approval(answer))
                 records = (*called.records[:-1], verdict.record)
                 if verdict.refused and not branch:
-                    reason = f"approval of {node.name!r} was denied"
+                    reason = f"approval of {node.name!r} was denied{by_deadline(record.approval_events)}"
                     return Ended(Ending("denied", reason), records=(*called.records[:-1], record))
                 # A denial with nowhere to go drops the update: the fold must drop it too.
                 return called._replace(records=records, update=verdict.record.update, hop=verdict.hop or called.hop)
@@ -198,7 +198,7 @@ class Slots:
             for event in events:
                 self.listeners.emit(event)
         else:
-            pause = gate_pause(frame, slot.step, level.values, kept[0].id if kept is not None else None)
+            pause = gate_pause(frame, slot.step, level.values, node, kept[0] if kept is not None else None)
             if not self.asking.live:
                 return Parked((pause,))
             try:
@@ -215,7 +215,8 @@ class Slots:
         verdict = judge(node, level.plan, record, approval)
         if verdict.refused and frame.branch == level.branch:
             return Ended(
-                Ending("denied", f"approval before {node.name!r} was denied; it did not run"), records=(record,)
+                Ending("denied", f"approval before {node.name!r} was denied{by_deadline(events)}; it did not run"),
+                records=(record,),
             )
         return Called((verdict.record,), None, verdict.hop, None)
 

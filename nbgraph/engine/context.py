@@ -13,6 +13,7 @@ from .limits import Aborted, Meter
 from .listeners import Listeners, answered, interrupt, text_delta
 
 if TYPE_CHECKING:
+    from ..deadlines import Deadline
     from ..pauses import Pause, ToolCallAsk, ToolDecision
     from ..plan import Plan
     from .people import Asking
@@ -232,6 +233,8 @@ class Context:
         options: list[str] | tuple[str, ...] | None = None,
         kind: str = "text",
         slot: str | None = None,
+        *,
+        deadline: Deadline | None = None,
     ) -> Any:
         """Ask a person; returns their answer.
 
@@ -242,8 +245,12 @@ class Context:
         stored answer. Answers are stored by ``slot`` (default: node, visit and the call's
         position in the node), within the call of the sub-graph the node is in: each call
         of a sub-graph asks afresh.
+
+        ``deadline=Deadline(seconds, then=answer)`` bounds the wait: once it has passed, the
+        question takes ``answer`` (recorded as decided by the deadline), live or on the
+        next resume.
         """
-        asked = self._asking("request_input", prompt, options, kind, slot)
+        asked = self._asking("request_input", prompt, options, kind, slot, deadline)
         if not isinstance(asked, _Asked):
             return asked.answer
         asking = asked.door.asking
@@ -257,6 +264,8 @@ class Context:
         options: list[str] | tuple[str, ...] | None = None,
         kind: str = "text",
         slot: str | None = None,
+        *,
+        deadline: Deadline | None = None,
     ) -> Any:
         """Ask a person from a synchronous node (LangGraph's ``interrupt(value)``); returns
         their answer once there is one.
@@ -266,25 +275,30 @@ class Context:
         the node did before asking is done again, so ask first. Otherwise as
         :meth:`request_input`.
         """
-        asked = self._asking("ask", prompt, options, kind, slot)
+        asked = self._asking("ask", prompt, options, kind, slot, deadline)
         if not isinstance(asked, _Asked):
             return asked.answer
         from .people import PauseRequested
 
         raise PauseRequested(asked.pause)
 
-    async def review_tool_calls(self, calls: Sequence[ToolCallAsk]) -> list[tuple[ToolDecision, ...]]:
+    async def review_tool_calls(
+        self, calls: Sequence[ToolCallAsk], *, deadlines: Mapping[str, Deadline] | None = None
+    ) -> list[tuple[ToolDecision, ...]]:
         """Ask a person to decide on each of ``calls`` before any runs; their decisions, in order.
 
         Every call gets its own pause (kind ``tool``), all open together and answered in any
         order. A live run waits for all of them; a run that cannot wait ends ``interrupted``
         at those not answered yet, and on resume this node runs again from its start and
         this call returns the decisions given (what the node did before asking must be kept
-        with :meth:`keep` to be taken up again rather than done twice).
+        with :meth:`keep` to be taken up again rather than done twice). ``deadlines`` bound
+        the wait for calls of the tools they name (:class:`~nbgraph.Deadline`: rejected when
+        it passes, unless its ``then`` says otherwise).
         """
         door = self._door
         if door is None:
             raise RuntimeError(f"review_tool_calls() needs a running node; {self.node!r} is being routed outside a run")
+        from ..deadlines import tool_deadline
         from ..decisions import decision_of
         from ..pauses import Pause, ToolDecision, read_tool_decisions
 
@@ -297,23 +311,33 @@ class Context:
         waiting: list[int] = []  # the places in ``decided`` the asked pauses fill
         slots: set[str] = set()
         for call in calls:
-            pause = Pause(
-                id=new_id(),
-                kind="tool",
-                node=self.node,
-                step=self.step,
-                path=self.path,
-                branch=self.branch,
-                prompt=f"Run {call.name}({_arguments_shown(call.arguments)})?",
-                tool_calls=(call,),
-            )
+            shown: dict[str, Any] = {
+                "kind": "tool",
+                "node": self.node,
+                "step": self.step,
+                "path": self.path,
+                "branch": self.branch,
+                "prompt": f"Run {call.name}({_arguments_shown(call.arguments)})?",
+                "tool_calls": (call,),
+            }
+            pause = Pause(id=new_id(), **shown)
             # The slot names the call and what it shows, never the call id alone: a provider
             # may send the same id again in a later round, or in the same reply.
             slot = f"{base}.tool.{call.call_id}.{pause.shown[:12]}"
             while slot in slots:
                 slot += "+"
             slots.add(slot)
-            open_id = resumption.asked_id(slot)
+            before = resumption.asked(slot)
+            open_id = before.id if before is not None else None
+            given = deadlines.get(call.name) if deadlines else None
+            deadline = tool_deadline(given, f"the deadline of tool {call.name!r} in node {self.path!r}")
+            if deadline is not None:
+                # It keeps the moment it was first given: asked again, it shows the same.
+                at = before.deadline if before is not None else None
+                stored = answers.get(slot)
+                if at is None and isinstance(stored, Mapping):
+                    at = cast("Mapping[str, Any]", stored).get("deadline")
+                pause = Pause(id=pause.id, deadline=_due(deadline, at), on_timeout=deadline.then, **shown)
             pause = pause.model_copy(update={"id": open_id or pause.id, "slot": slot})
             kept = self._kept_decision(answers.get(slot), pause, open_id)
             if kept is not None:
@@ -423,12 +447,18 @@ class Context:
         where = self.node if self.branch is None else f"{self.node}@{self.branch}"
         return f"{self._scope}{where}#{self.visit}"
 
-    def _asking(self, how: str, prompt: Any, options: Any, kind: str, slot: str | None) -> _Asked | _Answered:
+    def _asking(
+        self, how: str, prompt: Any, options: Any, kind: str, slot: str | None, deadline: Deadline | None
+    ) -> _Asked | _Answered:
         """The question at this call's slot: answered already (a resume brought it, or the
         node asked before it ran again), or a pause to open."""
         door = self._door
         if door is None:
             raise RuntimeError(f"{how}() needs a running node; {self.node!r} is being routed outside a run")
+        if deadline is not None:
+            from ..deadlines import input_deadline
+
+            deadline = input_deadline(deadline, f"{how}() in node {self.path!r}", options)
         self._asked += 1
         if slot is None:
             slot = f"{self._slot_base()}.{self._asked}"
@@ -459,10 +489,11 @@ class Context:
                     f"{how}(): the question must be text or plain data (JSON), got {prompt!r:.80}: {exc}"
                 ) from None
             prompt = json.dumps(question, ensure_ascii=False)
+        # The same question asked again after a resume keeps its id, so an answer given for
+        # it in the meantime (with the id the person saw) still lands; and its deadline.
+        before = resumption.asked(slot)
         pause = Pause(
-            # The same question asked again after a resume keeps its id, so an answer
-            # given for it in the meantime (with the id the person saw) still lands.
-            id=resumption.asked_id(slot) or new_id(),
+            id=before.id if before is not None else new_id(),
             kind="input",
             node=self.node,
             step=self.step,
@@ -474,6 +505,8 @@ class Context:
             input_kind="choice" if options is not None and kind == "text" else kind,
             slot=slot,
             reruns=self.rerun(),
+            deadline=None if deadline is None else _due(deadline, before.deadline if before is not None else None),
+            on_timeout=None if deadline is None else deadline.then,
         )
         return _Asked(door, pause)
 
@@ -503,8 +536,21 @@ class _Answered(NamedTuple):
 def _kept_record(pause: Pause, decisions: Sequence[ToolDecision]) -> dict[str, Any]:
     """The decisions on ``pause`` as a checkpoint keeps them at its slot: bound to the pause
     and to what it showed."""
-    return {
+    kept: dict[str, Any] = {
         "pause": pause.id,
         "shown": pause.shown,
         "decisions": [decision.model_dump(exclude_none=True) for decision in decisions],
     }
+    if pause.deadline is not None:
+        kept["deadline"] = pause.deadline  # (part of what it showed: asked again, it shows the same)
+    return kept
+
+
+def _due(deadline: Deadline, at: float | None) -> float:
+    """When a question asked under ``deadline`` stops waiting: ``at``, when it was asked before
+    (a question a resume asks again keeps its deadline), else ``deadline.seconds`` from now."""
+    if at is not None:
+        return at
+    from ..deadlines import due
+
+    return due(deadline)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
+from ..deadlines import due
 from ..errors import NoPendingRequest, ResumeError
 from ..history import FiredEdge, Frame, Step
 from ..names import END, new_id
@@ -38,6 +39,7 @@ __all__ = [
     "Verdict",
     "approval_pause",
     "budget_pause",
+    "by_deadline",
     "gate_pause",
     "check_decider",
     "judge",
@@ -121,6 +123,24 @@ class Pauses:
         future.get_loop().call_soon_threadsafe(_settle, future, (value, decision))
         return True
 
+    def time_out(self, pause_id: str) -> None:
+        """The deadline of the open pause ``pause_id`` has passed: it takes the answer its deadline
+        gives, recorded as decided by the deadline (nothing happens if it was answered)."""
+        entry = self.open.get(pause_id)
+        if entry is None or entry[1].done():
+            return
+        pause, future = entry
+        from ..deadlines import BY_DEADLINE, passed_reason
+        from ..decisions import decision_of
+        from ..pauses import answered_here, read_timeout
+
+        value = read_timeout(pause)
+        reason = passed_reason(pause.deadline or 0.0)
+        decision = decision_of(pause, value, via="deadline", by=BY_DEADLINE, reason=reason)
+        del self.open[pause_id]
+        self.given[pause_id] = answered_here(pause, value, timed_out=True)
+        future.set_result((value, decision))
+
     def only(self, kind: str, thread: str, finished: bool) -> Pause:
         """The one open request of ``kind``, for ``answer()`` / ``approve()`` / ``deny()``."""
         open_ = self.every(kind, thread, finished)
@@ -173,6 +193,11 @@ _EMPTY: Mapping[str, Any] = {}
 def _settle(future: asyncio.Future[Any], value: Any) -> None:
     if not future.done():
         future.set_result(value)
+
+
+def _loop_time(loop: asyncio.AbstractEventLoop, at: float) -> float:
+    """The moment ``at`` (seconds since the epoch) on ``loop``'s clock."""
+    return loop.time() + (at - time.time())
 
 
 def _unwind(future: asyncio.Future[Any], pause: Pause) -> None:
@@ -317,8 +342,15 @@ class Asking:
         if not self.live:
             raise PauseRequested(pause)
         pauses = self.pauses
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
         pauses.open[pause.id] = (pause, future)
+        # A deadline answers the pause when it passes, unless a person does first.
+        timer = (
+            None
+            if pause.deadline is None
+            else loop.call_at(_loop_time(loop, pause.deadline), pauses.time_out, pause.id)
+        )
         thread = self.listeners.thread
         self._note(interrupt(thread, pause.step, pause), ctx, events)
         pauses.wake(pause)
@@ -331,6 +363,8 @@ class Asking:
         try:
             answer, decision = await future
         finally:
+            if timer is not None:
+                timer.cancel()
             meter.answered()
             waits = branch_waits.get()
             if waits is not None:
@@ -367,9 +401,11 @@ def approval_pause(
     node: NodePlan, record: Step, changes: tuple[Change, ...] = (), next: tuple[str, ...] | None = None
 ) -> Pause:
     """The pause that asks a person to approve the step ``record`` of ``node``: what its update
-    ``changes`` in the state, and where the run goes ``next`` if it is approved."""
+    ``changes`` in the state, and where the run goes ``next`` if it is approved (by its
+    deadline's time, if it has one)."""
     from ..pauses import Pause
 
+    deadline = node.deadline
     return Pause(
         id=new_id(),
         kind="approval",
@@ -382,17 +418,21 @@ def approval_pause(
         update=None if record.update is None else to_jsonable(record.update, strict=False),
         changes=changes,
         next=next,
+        deadline=None if deadline is None else due(deadline),
+        on_timeout=None if deadline is None else deadline.then,
     )
 
 
-def gate_pause(frame: Frame, step: int, values: Mapping[str, Any], pause_id: str | None = None) -> Pause:
+def gate_pause(frame: Frame, step: int, values: Mapping[str, Any], node: NodePlan, asked: Pause | None = None) -> Pause:
     """The pause that asks a person to approve ``frame``'s node before it runs as ``step``,
-    on the state ``values``."""
+    on the state ``values`` (by its deadline's time, if it has one); ``asked`` is the pause
+    that asked it before a resume, whose id and deadline it keeps."""
     from ..pauses import Pause
 
     where = f" in branch {frame.branch!r}" if frame.branch else ""
+    deadline = node.deadline
     return Pause(
-        id=pause_id or new_id(),
+        id=asked.id if asked is not None else new_id(),
         kind="approval",
         node=frame.node,
         step=step,
@@ -401,7 +441,23 @@ def gate_pause(frame: Frame, step: int, values: Mapping[str, Any], pause_id: str
         prompt=f"Let {frame.node!r} run{where}?",
         at="before",
         input=to_jsonable(dict(values), strict=False),
+        deadline=None
+        if deadline is None
+        else asked.deadline
+        if asked is not None and asked.deadline
+        else due(deadline),
+        on_timeout=None if deadline is None else deadline.then,
     )
+
+
+def by_deadline(events: tuple[Any, ...] | list[Any]) -> str:
+    """`` by its deadline (no answer by ...)`` when the answer among a pause's ``events`` was its
+    deadline's, for the reason a denial ends a run with; else nothing."""
+    for event in reversed(events):
+        decision = getattr(event, "decision", None)
+        if decision is not None and decision.via == "deadline":
+            return f" by its deadline ({decision.reason})"
+    return ""
 
 
 class Verdict(NamedTuple):

@@ -17,6 +17,7 @@ from ..answering import IN_CODE, Given
 from ..checkpoint.base import Checkpoint, Checkpointer, taken
 from ..checkpoint.leases import Lease
 from ..checkpoint.memory import MemoryCheckpointer
+from ..deadlines import overdue
 from ..errors import InvalidUpdate, ResumeError, ThreadExists, did_you_mean
 from ..history import FiredEdge, Frame, Step
 from ..names import END, START, new_id
@@ -307,6 +308,10 @@ def open_thread(
     bound = bind(last.pauses, answer, pause_id, thread=thread, story=story, shown=given.shown)
     open_ = {pause.id: pause for pause in last.pauses}
     answered: list[tuple[Pause, Any, Decision]] = []
+    late = overdue(last.pauses)
+    if late:  # (their deadlines answer them; the others still wait, unless answered now)
+        bound = _in_time(thread, open_, late, bound, answer is None and pause_id is None)
+        answered.extend(_timed_out(open_[pid]) for pid in open_ if pid in late)
     for pid, value in bound.items():
         pause = open_[pid]
         if value is None and pause.kind == "breakpoint":
@@ -317,6 +322,44 @@ def open_thread(
         read = read_answer(pause, value)
         answered.append((pause, read, decision_of(pause, read, via=given.via, by=given.by, reason=given.reason)))
     return snapshot(plan, store, last), tuple(answered)
+
+
+def _in_time(
+    thread: str, open_: Mapping[str, Pause], late: frozenset[str], bound: dict[str, Any], unanswered: bool
+) -> dict[str, Any]:
+    """The answers ``bound`` gives pauses still in time (with no answer given at all, those
+    stay open: a breakpoint goes on). An answer to a pause whose deadline has passed is
+    refused: its deadline decides it.
+
+    Raises:
+        ResumeError: an answer names a pause past its deadline.
+    """
+    from ..deadlines import moment, said
+
+    for pid, value in bound.items():
+        if pid in late and value is not None:
+            pause = open_[pid]
+            raise ResumeError(
+                f"pause {pid!r} at node {pause.path!r} is past its deadline ({moment(pause.deadline or 0.0)}): "
+                f"its deadline decides it, {said(pause)}. Nothing was answered; resume without an answer to apply "
+                "that (or nbgraph.sweep_deadlines)"
+            )
+    return {
+        pid: value
+        for pid, value in bound.items()
+        if pid not in late and (not unanswered or open_[pid].kind == "breakpoint")
+    }
+
+
+def _timed_out(pause: Pause) -> tuple[Pause, Any, Decision]:
+    """The answer ``pause`` takes as its deadline has passed, and its record."""
+    from ..deadlines import BY_DEADLINE, passed_reason
+    from ..decisions import decision_of
+    from ..pauses import read_timeout
+
+    value = read_timeout(pause)
+    reason = passed_reason(pause.deadline or 0.0)
+    return pause, value, decision_of(pause, value, via="deadline", by=BY_DEADLINE, reason=reason)
 
 
 def _told(answer: Any, pause_id: str | None, story: Any) -> str:
@@ -336,8 +379,13 @@ def _ask_for_answer(thread: str, pause: Pause) -> None:
             f"answer={{'tokens': ...}} (suggested: {pause.budget.suggested if pause.budget else {}}), or 'stop'"
         )
     wanted = {"approval": "an approval", "tool": "a decision on a tool call"}.get(pause.kind, "input")
+    later = ""
+    if pause.deadline is not None:
+        from ..deadlines import moment, said
+
+        later = f" (or resume without one once its deadline has passed, {moment(pause.deadline)}: {said(pause)})"
     raise ResumeError(
-        f"thread {thread!r} is waiting for {wanted} at node {pause.node!r} ({pause.prompt!r}); pass answer="
+        f"thread {thread!r} is waiting for {wanted} at node {pause.node!r} ({pause.prompt!r}); pass answer={later}"
     )
 
 

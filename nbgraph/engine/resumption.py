@@ -33,7 +33,7 @@ class Resumption:
         self._verdicts: dict[str, Any] = {}
         self._inputs: dict[str, tuple[Pause, Any]] = {}
         self._levels: dict[str, Any] = {}
-        self._asked: dict[str, str] = {}
+        self._asked: dict[str, Pause] = {}
         self._before: dict[Where, tuple[Pause, Any]] = {}
         self._gates: dict[Where, tuple[Pause, Any]] = {}
         self.rerunning: set[Where] = set()
@@ -46,9 +46,9 @@ class Resumption:
     def begin(self, last_pauses: tuple[Pause, ...], levels: Mapping[str, Any]) -> None:
         """The thread stopped at ``last_pauses``, inside the sub-graph ``levels``."""
         self._levels = dict(levels)
-        # Questions left open keep their id when asked again: an answer given for one in
-        # the meantime (with the id the person saw) still lands.
-        self._asked = {pause.slot: pause.id for pause in last_pauses if pause.slot}
+        # Questions left open keep their id (and deadline) when asked again: an answer given
+        # for one in the meantime (with the id the person saw) still lands.
+        self._asked = {pause.slot: pause for pause in last_pauses if pause.slot}
         # A breakpoint before a node that is not answered pauses again, with the same id.
         self._before = {
             (pause.path, pause.branch): (pause, None)
@@ -96,8 +96,8 @@ class Resumption:
         shows them where a live run would."""
         return self._inputs.pop(slot, None) if self._inputs else None
 
-    def asked_id(self, slot: str) -> str | None:
-        """The id of the open question at ``slot``, for the pause that asks it again."""
+    def asked(self, slot: str) -> Pause | None:
+        """The question left open at ``slot``, whose id and deadline the pause that asks it again keeps."""
         return self._asked.pop(slot, None) if self._asked else None
 
     def rerun(self, where: Where) -> bool:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import pydantic
 
+from ..deadlines import Deadline, tool_deadline
 from ..errors import RunFailed
 from ..secrets import redact
 from .messages import (
@@ -99,6 +100,7 @@ def llm_node(
     wrappers: bool = False,
     max_context_tokens: int | None = None,
     approval: Mapping[str, Approval] | None = None,
+    deadline: Mapping[str, Deadline | float] | None = None,
     name: str | None = None,
 ) -> Callable[..., Any]:
     """Build an LLM node: ``g.add_node("agent", llm_node(system="...", tools=[search]))``.
@@ -136,6 +138,10 @@ def llm_node(
             call of that reply runs until each is decided: approved, edited (new
             arguments), rejected (the model reads the person's message as the result)
             or answered in the tool's place.
+        deadline: how long a call waits for that decision, by tool name
+            (``{"send_email": Deadline(600)}``: rejected after ten minutes, the model told
+            nobody decided in time; ``then=`` decides otherwise); a tool not named keeps its
+            own (``tool(deadline=...)``).
         name: the function's name (shown in tracebacks); default ``llm_node``.
     """
     if tool_choice not in ("auto", "required", "none"):
@@ -150,6 +156,7 @@ def llm_node(
     names = WireNames(own)
     toolbox = {names.wire(name): tool for name, tool in own.items()}
     policies = {names.wire(name): policy for name, policy in _policies(own, approval or {}).items()}
+    deadlines = _deadlines(own, deadline or {}, policies, names.wire)
     schemas = [_as_named(tool.schema, wire) for wire, tool in toolbox.items()]
     prompt = system.strip()
     if output is not None:
@@ -165,7 +172,7 @@ def llm_node(
         chat_model = resolve_model(model, ctx.model)
         for intercept in _INTERCEPTORS:
             chat_model = intercept(chat_model, ctx)
-        turn = _Turn(ctx, chat_model, toolbox, policies)
+        turn = _Turn(ctx, chat_model, toolbox, policies, deadlines)
         history = as_messages(state_field(state, "messages") or ())
         window = _window(history, state, max_context_tokens)
         head = [SystemMessage(id="system", content=prompt)] if prompt else []
@@ -259,14 +266,52 @@ def _policies(toolbox: Mapping[str, Tool], given: Mapping[str, Approval]) -> dic
     return {name: given.get(name, tool.approval) for name, tool in toolbox.items()}
 
 
+def _deadlines(
+    toolbox: Mapping[str, Tool],
+    given: Mapping[str, Deadline | float],
+    policies: Mapping[str, Approval],
+    wire: Callable[[str], str],
+) -> dict[str, Deadline]:
+    """Each tool's deadline for a decision, by its name: the node's, else the tool's own."""
+    unknown = [name for name in given if name not in toolbox]
+    if unknown:
+        raise ValueError(
+            f"deadline= names {', '.join(map(repr, unknown))}, which the node does not have; "
+            f"its tools are: {', '.join(toolbox) or 'none'}"
+        )
+    deadlines: dict[str, Deadline] = {}
+    for name, tool in toolbox.items():
+        if name in given:
+            if policies[wire(name)] is False:
+                raise ValueError(
+                    f"deadline= for tool {name!r} bounds how long a call waits for a decision, but its calls "
+                    f"never wait for one; give approval={{{name!r}: True}} with it"
+                )
+            chosen = tool_deadline(given[name], f"deadline= for tool {name!r}")
+        else:
+            chosen = tool.deadline
+        if chosen is not None:
+            deadlines[name] = chosen
+    return deadlines
+
+
 class _Turn:
     """One execution of an LLM node: the messages it adds and its guardrails' memory."""
 
-    def __init__(self, ctx: Any, model: Any, toolbox: dict[str, Tool], policies: Mapping[str, Approval]) -> None:
+    def __init__(
+        self,
+        ctx: Any,
+        model: Any,
+        toolbox: dict[str, Tool],
+        policies: Mapping[str, Approval],
+        deadlines: Mapping[str, Deadline],
+    ) -> None:
         self.ctx = ctx
         self.model = model
         self.toolbox = toolbox
         self.policies = policies
+        self.deadlines = deadlines
+        """Each tool's deadline for a decision, by the tool's own name."""
         self.rounds = 0  # rounds of tool calls made
         self.reviewed = False  # some call of this turn waited for a person's decision
         self.new: list[Any] = []
@@ -384,7 +429,7 @@ class _Turn:
         # If the run cannot wait, this node runs again from its start once the decisions come:
         # it takes the turn up from here rather than asking the model again or running a tool twice.
         self.ctx.keep(_KEPT_TURN, self._kept())
-        decided = await self.ctx.review_tool_calls(asks)
+        decided = await self.ctx.review_tool_calls(asks, deadlines=self.deadlines or None)
         for place, decision in zip(asking, decided, strict=True):
             decisions[place] = decision[0]
         return decisions

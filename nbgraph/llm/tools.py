@@ -16,6 +16,8 @@ from typing import Any, TypeAlias
 
 import pydantic
 
+from ..deadlines import Deadline, tool_deadline
+
 __all__ = ["Approval", "Tool", "tool"]
 
 Approval: TypeAlias = "bool | Callable[[Any], bool]"
@@ -26,6 +28,8 @@ for which ``policy(arguments)`` is true, given the validated arguments (``args.a
 class Tool:
     """A callable offered to the model. Build one with :func:`tool` or pass a function."""
 
+    deadline: Deadline | None = None
+
     def __init__(
         self,
         fn: Callable[..., Any],
@@ -34,6 +38,7 @@ class Tool:
         description: str | None = None,
         completes: bool = False,
         approval: Approval = False,
+        deadline: Deadline | float | None = None,
     ) -> None:
         if not callable(fn):
             raise TypeError(f"a tool must be a function, got {fn!r}")
@@ -48,6 +53,13 @@ class Tool:
             )
         self.approval: Approval = approval
         """Which calls wait for a person's decision before they run (see :data:`Approval`)."""
+        if deadline is not None and approval is False:
+            raise ValueError(
+                f"tool {self.name!r}: deadline= bounds how long a call waits for a decision; give approval= with it"
+            )
+        self.deadline: Deadline | None = tool_deadline(deadline, f"tool {self.name!r}")
+        """How long a call waits for a person's decision, and what is decided when that time has
+        passed (a :class:`~nbgraph.Deadline`: rejected, unless its ``then`` says otherwise)."""
         self.is_async = inspect.iscoroutinefunction(fn)
         self.arguments = _arguments_model(fn, self.name)
         schema = self.arguments.model_json_schema()
@@ -96,11 +108,23 @@ def tool(
     description: str | None = None,
     completes: bool = False,
     approval: Approval = False,
+    deadline: Deadline | float | None = None,
 ) -> Any:
-    """Make a :class:`Tool`: ``@tool``, ``@tool(approval=True)`` or ``tool(fn, name=...)``."""
+    """Make a :class:`Tool`: ``@tool``, ``@tool(approval=True)`` or ``tool(fn, name=...)``.
+
+    ``deadline`` bounds how long a call that waits for approval waits (``Deadline(600)``:
+    rejected after ten minutes; ``Deadline(600, then="approve")``: run then).
+    """
+    options: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "completes": completes,
+        "approval": approval,
+        "deadline": deadline,
+    }
     if fn is None:
-        return lambda f: Tool(f, name=name, description=description, completes=completes, approval=approval)
-    return Tool(fn, name=name, description=description, completes=completes, approval=approval)
+        return lambda f: Tool(f, **options)
+    return Tool(fn, **options)
 
 
 def as_tool(item: Any) -> Tool:
