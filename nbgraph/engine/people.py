@@ -431,6 +431,9 @@ def gate_pause(frame: Frame, step: int, values: Mapping[str, Any], node: NodePla
 
     where = f" in branch {frame.branch!r}" if frame.branch else ""
     deadline = node.deadline
+    at = None
+    if deadline is not None:  # (asked again, it keeps the moment it was first given)
+        at = asked.deadline if asked is not None and asked.deadline is not None else due(deadline)
     return Pause(
         id=asked.id if asked is not None else new_id(),
         kind="approval",
@@ -441,11 +444,7 @@ def gate_pause(frame: Frame, step: int, values: Mapping[str, Any], node: NodePla
         prompt=f"Let {frame.node!r} run{where}?",
         at="before",
         input=to_jsonable(dict(values), strict=False),
-        deadline=None
-        if deadline is None
-        else asked.deadline
-        if asked is not None and asked.deadline
-        else due(deadline),
+        deadline=at,
         on_timeout=None if deadline is None else deadline.then,
     )
 

@@ -305,13 +305,17 @@ def open_thread(
                 f"{_told(answer, pause_id, story)}; resume it without one"
             )
         return snapshot(plan, store, last), ()
-    bound = bind(last.pauses, answer, pause_id, thread=thread, story=story, shown=given.shown)
     open_ = {pause.id: pause for pause in last.pauses}
     answered: list[tuple[Pause, Any, Decision]] = []
     late = overdue(last.pauses)
-    if late:  # (their deadlines answer them; the others still wait, unless answered now)
-        bound = _in_time(thread, open_, late, bound, answer is None and pause_id is None)
-        answered.extend(_timed_out(open_[pid]) for pid in open_ if pid in late)
+    if late and answer is None and pause_id is None:
+        # Their deadlines answer the pauses past them; the others wait on (a breakpoint goes on).
+        bound = {pid: None for pid, pause in open_.items() if pid not in late and pause.kind == "breakpoint"}
+    else:
+        bound = bind(last.pauses, answer, pause_id, thread=thread, story=story, shown=given.shown)
+        if late:
+            bound = _in_time(open_, late, bound)
+    answered.extend(_timed_out(open_[pid]) for pid in open_ if pid in late)
     for pid, value in bound.items():
         pause = open_[pid]
         if value is None and pause.kind == "breakpoint":
@@ -324,12 +328,9 @@ def open_thread(
     return snapshot(plan, store, last), tuple(answered)
 
 
-def _in_time(
-    thread: str, open_: Mapping[str, Pause], late: frozenset[str], bound: dict[str, Any], unanswered: bool
-) -> dict[str, Any]:
-    """The answers ``bound`` gives pauses still in time (with no answer given at all, those
-    stay open: a breakpoint goes on). An answer to a pause whose deadline has passed is
-    refused: its deadline decides it.
+def _in_time(open_: Mapping[str, Pause], late: frozenset[str], bound: dict[str, Any]) -> dict[str, Any]:
+    """The answers ``bound`` gives pauses still in time; one for a pause whose deadline has
+    passed is refused: its deadline decides it.
 
     Raises:
         ResumeError: an answer names a pause past its deadline.
@@ -344,11 +345,7 @@ def _in_time(
                 f"its deadline decides it, {said(pause)}. Nothing was answered; resume without an answer to apply "
                 "that (or nbgraph.sweep_deadlines)"
             )
-    return {
-        pid: value
-        for pid, value in bound.items()
-        if pid not in late and (not unanswered or open_[pid].kind == "breakpoint")
-    }
+    return {pid: value for pid, value in bound.items() if pid not in late}
 
 
 def _timed_out(pause: Pause) -> tuple[Pause, Any, Decision]:
