@@ -13,6 +13,7 @@ magic                                       Python
 ``%graph history RUN``                      ``print(nbgraph.export.history_table(RUN.history))``
 ``%graph export NAME --format F``           ``NAME.to_mermaid()`` / ``NAME.to_dag()`` / ``RUN.to_ndjson()``
 ``%graph list``                             the ``Graph`` objects in your namespace
+``%graph sweep NAME [--checkpointer SPEC]``  ``nbgraph.sweep_deadlines(NAME, store)``
 ==========================================  ===============================================
 """
 
@@ -30,6 +31,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display, update_display
 
 from . import _display  # noqa: F401  (registers the display hooks)
+from ._running import sweep_deadlines
 from .checkpoint import MemoryCheckpointer, SQLiteCheckpointer
 from .dsl import GraphSyntaxError, NodeDefinition, compile_node_body, parse
 from .engine import Run, RunResult
@@ -108,6 +110,8 @@ Line magic -- subcommands::
     %graph history RUN                      the steps of a run (a Run or RunResult variable)
     %graph export NAME --format mermaid|json|ndjson
     %graph list                             the graphs in your namespace
+    %graph sweep NAME [--checkpointer SPEC] resume the threads of NAME whose pauses are past
+                                            their deadline (each takes its deadline's answer)
 
 Run ``%graph help`` or ``%%graph --help`` for the cell options.
 """
@@ -231,13 +235,16 @@ class GraphMagics(Magics):
             "history": self._history,
             "export": self._export,
             "list": self._list,
+            "sweep": self._sweep,
         }.get(command)
         if command in ("", "help", "-h", "--help"):
             print(_GRAPH_DOC)
             print(_graph_cell_args.parser.format_help())
             return None
         if handler is None:
-            raise UsageError(f"%graph: unknown subcommand {command!r}; use run, show, route, history, export or list")
+            raise UsageError(
+                f"%graph: unknown subcommand {command!r}; use run, show, route, history, export, list or sweep"
+            )
         return handler(rest)
 
     def _run(self, rest: str) -> None:
@@ -312,6 +319,18 @@ class GraphMagics(Magics):
             print("no graphs defined yet; write a %%graph NAME cell")
         for key, graph in graphs:
             print(f"{key}: {len(graph.nodes)} nodes, {len(graph.edges) + len(graph.routers)} edges/routers")
+
+    def _sweep(self, rest: str) -> None:
+        rest, spec = _split_option(rest, "checkpointer")
+        name = rest.strip()
+        if not name or " " in name:
+            raise UsageError("usage: %graph sweep NAME [--checkpointer SPEC]")
+        graph = self._graph(name)
+        results = sweep_deadlines(graph, self._checkpointer(spec) if spec else None)
+        if not results:
+            print(f"no thread of {name} waits at a pause past its deadline")
+        for result in results:
+            print(f"{result.thread}: {result.outcome}" + (f" ({result.reason})" if result.reason else ""))
 
     # -- %%node -----------------------------------------------------------------------
 

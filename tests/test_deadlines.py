@@ -444,3 +444,23 @@ class TestSweep:
             ("deadline", "denied", "send"),
         ]
         assert desk("sweep", "-") == []
+
+
+def test_the_sweep_magic_resumes_what_is_past_its_deadline(tmp_path, capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_cell("%load_ext nbgraph", store_history=False)
+    shell.user_ns["publish"] = lambda state: {}
+    try:
+        path = tmp_path / "runs.db"
+        shell.run_cell_magic("graph", "post", "START -> publish [approval, deadline=0.2s] -> END")
+        paused = shell.user_ns["post"].invoke({}, thread="t", checkpointer=SQLiteCheckpointer(path))
+        wait_past(paused.pauses[0].deadline)
+        capsys.readouterr()
+        shell.run_line_magic("graph", f"sweep post --checkpointer sqlite:{path}")
+        assert capsys.readouterr().out.startswith("t: denied (approval of 'publish' was denied by its deadline (no")
+        shell.run_line_magic("graph", f"sweep post --checkpointer sqlite:{path}")
+        assert capsys.readouterr().out == "no thread of post waits at a pause past its deadline\n"
+    finally:
+        shell.user_ns.clear()

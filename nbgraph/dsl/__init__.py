@@ -13,7 +13,7 @@ comment may hold U+2028, a form feed and the like)::
     endpoint  := NAME [ "[" option { "," option } "]" ] | "START" | "END"
     target    := NAME | "END"
     option    := "approval" | "no_feedback" | "on_deny=" NAME | "destinations=" target { "|" target }
-               | "input=" NAME | "output=" NAME
+               | "input=" NAME | "output=" NAME | "deadline=" SECONDS [ "s" | "m" | "h" ] [ ":approve" ]
 
 - ``a -> b -> c`` is a chain of unconditional edges.
 - ``a -> b if EXPR`` is a conditional edge. EXPR is a Python expression over
@@ -37,6 +37,8 @@ comment may hold U+2028, a form feed and the like)::
   :class:`~nbgraph.Graph` makes a sub-graph node; ``[input=fn, output=fn]`` name the
   functions mapping the state into it and its final state back (both or neither).
 - ``review [approval, on_deny=rewrite]`` sets node options wherever the node appears;
+  ``review [approval, deadline=30m]`` denies the approval once it has waited 30 minutes
+  (``deadline=30m:approve`` approves it then);
   ``triage [destinations=urgent|later]`` declares where the node's ``Goto`` may lead.
 - ``if``, and ``for`` after a node, are keywords; ``via`` is one before the last name.
 
