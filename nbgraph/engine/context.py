@@ -330,7 +330,7 @@ class Context:
             before = resumption.asked(slot)
             open_id = before.id if before is not None else None
             given = deadlines.get(call.name) if deadlines else None
-            deadline = tool_deadline(given, f"the deadline of tool {call.name!r} in node {self.path!r}")
+            deadline = None if given is None else tool_deadline(given, f"tool {call.name!r} in node {self.path!r}")
             if deadline is not None:
                 # It keeps the moment it was first given: asked again, it shows the same.
                 at = before.deadline if before is not None else None
