@@ -299,8 +299,9 @@ class Context:
         if door is None:
             raise RuntimeError(f"review_tool_calls() needs a running node; {self.node!r} is being routed outside a run")
         from ..deadlines import tool_deadline
-        from ..decisions import decision_of
+        from ..decisions import Decision, decision_of
         from ..pauses import Pause, ToolDecision, read_tool_decisions
+        from .people import stored_answer
 
         answers = door.asking.pauses.answers
         resumption = door.resumption
@@ -341,12 +342,19 @@ class Context:
             pause = pause.model_copy(update={"id": open_id or pause.id, "slot": slot})
             kept = self._kept_decision(answers.get(slot), pause, open_id)
             if kept is not None:
-                decisions = read_tool_decisions(pause, kept)
+                decisions = read_tool_decisions(pause, kept["decisions"])
                 brought = resumption.input(slot)
                 if brought is not None:  # given by the resume that brought it: recorded here, and in force from here
                     self.emit(interrupt(thread, self.step, brought[0]))
                     self.emit(answered(thread, self.step, *brought, resumption.decision(brought[0].id)))
                     self._stand(door.asking, pause, decisions)
+                elif kept.get("record") is not None:
+                    # Given to an earlier run of this node whose step was not kept (it stopped
+                    # again): this step's record shows who decided, as that run's would have.
+                    record = Decision.model_validate(kept["record"])
+                    asked_then = pause.model_copy(update={"id": record.pause_id})
+                    self.emit(interrupt(thread, self.step, asked_then))
+                    self.emit(answered(thread, self.step, asked_then, decisions, record))
                 decided.append(decisions)
                 continue
             standing = door.asking.standing_for(call.name, call.arguments)
@@ -356,7 +364,7 @@ class Context:
                 self.emit(interrupt(thread, self.step, pause))
                 self.emit(answered(thread, self.step, pause, approved, record))
                 self._used.add(pause.id)
-                answers[slot] = _kept_record(pause, approved)
+                answers[slot] = stored_answer(pause, approved, record)
                 decided.append(approved)
                 continue
             waiting.append(len(decided))
@@ -370,11 +378,13 @@ class Context:
                 raise PauseRequested(*asked)
             if len(asked) == 1:  # (most replies ask about one call: no task to gather)
                 try:
-                    got: list[Any] = [await asking.wait(asked[0], self)]
+                    got: list[Any] = [await asking.wait_recorded(asked[0], self)]
                 except PauseRequested as unwound:
                     got = [unwound]
             else:
-                got = await asyncio.gather(*(asking.wait(pause, self) for pause in asked), return_exceptions=True)
+                got = await asyncio.gather(
+                    *(asking.wait_recorded(pause, self) for pause in asked), return_exceptions=True
+                )
             unanswered: list[Pause] = []
             for place, pause, answer in zip(waiting, asked, got, strict=True):
                 if isinstance(answer, PauseRequested):
@@ -382,7 +392,8 @@ class Context:
                 elif isinstance(answer, BaseException):
                     raise answer
                 else:
-                    answers[pause.slot or ""] = _kept_record(pause, answer)
+                    answer, record = answer
+                    answers[pause.slot or ""] = stored_answer(pause, answer, record)
                     self._used.add(pause.id)
                     decided[place] = answer
                     self._stand(asking, pause, answer)
@@ -397,8 +408,9 @@ class Context:
             if decision.standing is not None:
                 asking.allow(call.name, scope=decision.standing, reason=decision.reason)
 
-    def _kept_decision(self, stored: Any, pause: Pause, open_id: str | None) -> Any:
-        """The decisions kept at ``pause``'s slot that answer it, or None: it asks.
+    def _kept_decision(self, stored: Any, pause: Pause, open_id: str | None) -> Mapping[str, Any] | None:
+        """The decisions kept at ``pause``'s slot that answer it (the kept mapping: its
+        ``decisions`` and their ``record``), or None: it asks.
 
         A decision is used once, by the pause it was given to, and only while that pause shows
         what was decided on: a question left open at the checkpoint takes only the answer
@@ -407,17 +419,20 @@ class Context:
         """
         if stored is None:
             return None
-        if not isinstance(stored, Mapping):
-            return stored  # (kept by a version before decisions were bound to their pause)
+        if not isinstance(stored, Mapping) or "decisions" not in stored:
+            # Kept by a version before decisions were bound to their pause: good only for the
+            # question left open at the checkpoint, which this resume answered.
+            if open_id is None or open_id in self._used:
+                return None
+            self._used.add(open_id)
+            return {"decisions": stored}
         record = cast("Mapping[str, Any]", stored)
-        if "decisions" not in record:
-            return record
         if record["pause"] in self._used or record["shown"] != pause.shown:
             return None
         if open_id is not None and record["pause"] != open_id:
             return None  # an older answer at this slot, not the one this resume brought
         self._used.add(record["pause"])
-        return record["decisions"]
+        return record
 
     def kept(self, key: str) -> Any:
         """What this call of the node kept with :meth:`keep` before a run that could not wait
@@ -531,19 +546,6 @@ class _Answered(NamedTuple):
     """A question answered already."""
 
     answer: Any
-
-
-def _kept_record(pause: Pause, decisions: Sequence[ToolDecision]) -> dict[str, Any]:
-    """The decisions on ``pause`` as a checkpoint keeps them at its slot: bound to the pause
-    and to what it showed."""
-    kept: dict[str, Any] = {
-        "pause": pause.id,
-        "shown": pause.shown,
-        "decisions": [decision.model_dump(exclude_none=True) for decision in decisions],
-    }
-    if pause.deadline is not None:
-        kept["deadline"] = pause.deadline  # (part of what it showed: asked again, it shows the same)
-    return kept
 
 
 def _due(deadline: Deadline, at: float | None) -> float:

@@ -28,6 +28,7 @@ from .stops import interrupted
 
 if TYPE_CHECKING:
     from ..answering import Via
+    from ..decisions import Decision
     from ..pauses import Approval, Change, Pause
     from .context import Context
 
@@ -205,12 +206,26 @@ def _unwind(future: asyncio.Future[Any], pause: Pause) -> None:
         future.set_exception(PauseRequested(pause))
 
 
-def stored_answer(pause: Pause, answer: Any) -> Any:
-    """``answer`` as the run keeps it at ``pause``'s slot, for a node that asks again (JSON:
-    a tool pause's decisions as plain dicts)."""
-    if pause.kind == "tool":
-        return [decision.model_dump(exclude_none=True) for decision in answer]
-    return answer
+def stored_answer(pause: Pause, answer: Any, decision: Decision | None = None) -> Any:
+    """``answer`` as the run keeps it at ``pause``'s slot, for a node that asks again (JSON).
+
+    A tool pause's decisions are kept bound to the pause and to what it showed, with their
+    record: a node that runs again uses them once, for that pause only, and its step's record
+    shows who decided, even when the run that was given them stopped again before the step
+    was kept.
+    """
+    if pause.kind != "tool":
+        return answer
+    kept: dict[str, Any] = {
+        "pause": pause.id,
+        "shown": pause.shown,
+        "decisions": [decision.model_dump(exclude_none=True) for decision in answer],
+    }
+    if decision is not None:
+        kept["record"] = decision.model_dump(mode="json")
+    if pause.deadline is not None:
+        kept["deadline"] = pause.deadline  # (part of what it showed: asked again, it shows the same)
+    return kept
 
 
 def check_decider(pause: Pause, by: str | None) -> None:
@@ -339,6 +354,13 @@ class Asking:
         Raises:
             PauseRequested: nobody can wait.
         """
+        answer, _ = await self.wait_recorded(pause, ctx, events)
+        return answer
+
+    async def wait_recorded(
+        self, pause: Pause, ctx: Context | None = None, events: list[Any] | None = None
+    ) -> tuple[Any, Decision]:
+        """As :meth:`wait`, with the record of the answer."""
         if not self.live:
             raise PauseRequested(pause)
         pauses = self.pauses
@@ -373,7 +395,7 @@ class Asking:
             if deadline is not None:
                 deadline.go_on()
         self._note(answered(thread, pause.step, pause, answer, decision), ctx, events)
-        return answer
+        return answer, decision
 
     def _note(self, event: Any, ctx: Context | None, events: list[Any] | None) -> None:
         if ctx is not None:

@@ -463,7 +463,7 @@ class Walker:
             if pause.kind == "budget" and value != "stop":
                 raised(meter, pause, value)
             if pause.slot is not None:
-                self.asking.pauses.answers[pause.slot] = stored_answer(pause, value)
+                self.asking.pauses.answers[pause.slot] = stored_answer(pause, value, decision)
                 resumption.answer(pause, value, decision)
             else:
                 resumption.answer(pause, value, decision)
