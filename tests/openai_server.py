@@ -37,6 +37,9 @@ class Reply:
     """The assistant's content."""
     tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     """(function name, arguments) pairs; the server gives each call an id "call_<n>", unique per server."""
+    call_ids: list[str | None] | None = None
+    """The ids to send with the tool calls instead, one per call, None for a call sent with no id at all (as
+    some providers do); None: the server's own."""
     status: int = 200
     """Anything but 200 answers with an OpenAI-style error body instead, `text` being its message.
 
@@ -59,6 +62,8 @@ class Reply:
     def __post_init__(self) -> None:
         if self.chunk_chars < 1:
             raise ValueError("chunk_chars must be at least 1")
+        if self.call_ids is not None and len(self.call_ids) != len(self.tool_calls):
+            raise ValueError(f"call_ids gives {len(self.call_ids)} ids for {len(self.tool_calls)} tool calls")
 
     def pieces(self) -> list[str]:
         """The content deltas of a streamed answer."""
@@ -227,7 +232,12 @@ class _Handler(BaseHTTPRequestHandler):
             retry = [("retry-after", "0"), ("retry-after-ms", "1")] if reply.status == 429 else []
             message = _quoting_key(reply.text, key) or f"scripted error {reply.status}"
             return self._send_error(reply.status, message, retry)
-        calls = [(f"call_{next(owner._call_ids)}", name, json.dumps(args)) for name, args in reply.tool_calls]
+        ids = (
+            reply.call_ids
+            if reply.call_ids is not None
+            else [f"call_{next(owner._call_ids)}" for _ in reply.tool_calls]
+        )
+        calls = [(call_id, name, json.dumps(args)) for call_id, (name, args) in zip(ids, reply.tool_calls, strict=True)]
         completion_id = f"chatcmpl-{next(owner._completion_ids)}"
         if request.get("stream") is True:
             self._send_events(_chunks(completion_id, request, reply, calls, _quoting_key(reply.stream_error, key)))
@@ -267,8 +277,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 
 
-Call = tuple[str, str, str]
-"""(id, function name, arguments JSON) of one tool call in an answer."""
+Call = tuple[str | None, str, str]
+"""(id, function name, arguments JSON) of one tool call in an answer; a None id is not sent."""
 
 _TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 """The tool names OpenAI's API accepts."""
@@ -279,7 +289,7 @@ def _completion(completion_id: str, request: Request, reply: Reply, calls: list[
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or (None if calls else "")}
     if calls:
         message["tool_calls"] = [
-            {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+            _with_id({"type": "function", "function": {"name": name, "arguments": arguments}}, call_id)
             for call_id, name, arguments in calls
         ]
     return {
@@ -315,13 +325,18 @@ def _chunks(
     for index, (call_id, name, arguments) in enumerate(calls):
         # The first delta of a call names it; its arguments follow in parts carrying only the index.
         function = {"name": name, "arguments": ""}
-        yield chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": function}]})
+        yield chunk({"tool_calls": [_with_id({"index": index, "type": "function", "function": function}, call_id)]})
         half = len(arguments) // 2  # json.dumps gives at least "{}", so both halves are non-empty
         for part in (arguments[:half], arguments[half:]):
             yield chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
     yield chunk({}, "tool_calls" if calls else "stop")
     if (request.get("stream_options") or {}).get("include_usage"):
         yield {**base, "choices": [], "usage": _usage(request, reply, len(pieces) + len(calls))}
+
+
+def _with_id(call: dict[str, Any], call_id: str | None) -> dict[str, Any]:
+    """A tool call's delta or message, with its id unless the reply sends none."""
+    return call if call_id is None else {"id": call_id, **call}
 
 
 def _bearer_key(authorization: str) -> str:

@@ -76,6 +76,25 @@ async def test_streamed_tool_calls_are_assembled_by_the_sdk(openai_server, clien
     ]
 
 
+async def test_a_reply_sends_the_call_ids_it_is_given_or_none_at_all(openai_server, client):
+    # Some providers send no id; some send the same id in every reply.
+    calls = [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})]
+    openai_server.script(
+        Reply(tool_calls=calls, call_ids=[None, "same"]), Reply(tool_calls=calls, call_ids=[None, "same"])
+    )
+
+    chunks = await stream_chunks(client, tools=[WEATHER_TOOL])
+    named = [call for c in chunks if c.choices for call in c.choices[0].delta.tool_calls or () if call.function.name]
+    assert [(call.index, call.id) for call in named] == [(0, None), (1, "same")]
+    raw = await client.chat.completions.with_raw_response.create(
+        model="gpt-test", messages=MESSAGES, tools=[WEATHER_TOOL]
+    )
+    sent = raw.http_response.json()["choices"][0]["message"]["tool_calls"]
+    assert [call.get("id") for call in sent] == [None, "same"]
+    with pytest.raises(ValueError, match="call_ids gives 1 ids for 2 tool calls"):
+        Reply(tool_calls=calls, call_ids=["one"])
+
+
 async def test_usage_is_streamed_last_when_asked_for(openai_server, client):
     openai_server.script(Reply(text="abcdefghij"))  # three pieces of 4 chars
 
