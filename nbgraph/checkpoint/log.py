@@ -100,7 +100,13 @@ def apply_patch(state: dict[str, Any], patch: Mapping[str, Any]) -> None:
 
 # The thread's own keeping (``Checkpoint.meta``) shares the answers' column, under names no
 # answer slot may take (a slot starting with "__" is refused where it is asked).
-_META_SLOTS = {"breakpoints": "__breakpoints__", "budget": "__budget__", "trace": "__trace__"}
+_META_SLOTS = {
+    "breakpoints": "__breakpoints__",
+    "budget": "__budget__",
+    "trace": "__trace__",
+    "standing": "__standing__",
+    "decided": "__decided__",
+}
 
 
 def _with_meta(answers: Mapping[str, Any], meta: Mapping[str, Any]) -> Mapping[str, Any]:

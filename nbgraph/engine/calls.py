@@ -21,7 +21,7 @@ from ..secrets import redact
 from .context import Context, RunDoor
 from .ending import Ending
 from .limits import Deadline, Waits, branch_waits, node_deadline
-from .listeners import node_enter
+from .listeners import answered, interrupt, node_enter
 from .outputs import read_output
 from .slots import Called, Ended, Failed, Slot
 
@@ -103,6 +103,21 @@ class Caller:
             node_enter(self.listeners.thread, slot.step, frame.node, slot.visit, frame.path, frame.branch, rerun)
         )
 
+    def _answered_before(self, slot: Slot) -> tuple[Any, ...]:
+        """The events of the questions inside this call of the node that earlier resumes
+        answered (the thread kept them while the node stopped at later ones), announced as
+        it runs again: its record, once it finishes, holds every answer it ran on."""
+        frame = slot.frame
+        thread = self.listeners.thread
+        events: list[Any] = []
+        for pause, value, decision in self.resumption.earlier(frame.path, frame.branch, slot.step):
+            events += (interrupt(thread, slot.step, pause), answered(thread, slot.step, pause, value, decision))
+        return tuple(events)
+
+    def _finished(self, slot: Slot) -> None:
+        frame = slot.frame
+        self.resumption.finished(frame.path, frame.branch, slot.step)
+
     def call_now(self, level: Level, slot: Slot) -> Called | Failed:
         """Call a synchronous node that runs no sub-graph, here and now (no coroutine: the hot path).
 
@@ -113,9 +128,12 @@ class Caller:
         frame = slot.frame
         plan = level.plan
         node = plan.nodes[frame.node]
-        ctx = self.context(level, slot) if node.wants_ctx else None
+        before = self._answered_before(slot) if self.resumption.decided else ()
+        ctx = self.context(level, slot, before) if node.wants_ctx else None
         if self.listeners.steps:
             self._enter(slot)
+        for event in before:
+            self.listeners.emit(event)
         calls = self.activity.calls
         calls.append(frame)
         started = time.time()
@@ -135,6 +153,8 @@ class Caller:
         finally:
             calls.remove(frame)
         duration = time.perf_counter() - t0
+        if self.resumption.decided:
+            self._finished(slot)
         if ctx is None:  # (make_step's commonest case, unrolled: this is the hot path)
             # A node with one way out is routed already: close finds the edge in place.
             edge = hop.edge if hop is not None else node.fixed.edge if node.fixed is not None else None
@@ -156,11 +176,15 @@ class Caller:
         frame = slot.frame
         plan = level.plan
         node = plan.nodes[frame.node]
+        before = self._answered_before(slot) if self.resumption.decided else ()
+        held = (*held, *before) if held and before else held or before
         ctx = None
         if node.wants_ctx or held:
             ctx = self.context(level, slot, held or ())
         if self.listeners.steps:
             self._enter(slot)
+        for event in before:
+            self.listeners.emit(event)
         calls = self.activity.calls
         calls.append(frame)
         waits = Waits(branch_waits.get())
@@ -195,6 +219,8 @@ class Caller:
             calls.remove(frame)
             branch_waits.reset(token)
         duration = time.perf_counter() - t0 - waits.seconds
+        if self.resumption.decided:
+            self._finished(slot)
         record = make_step(slot, started, duration, update, hop.edge if hop else None, ctx)
         return Called((*inner, record), update, hop, ctx)
 

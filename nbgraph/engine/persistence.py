@@ -11,7 +11,7 @@ works.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from ..answering import IN_CODE, Given
 from ..checkpoint.base import Checkpoint, Checkpointer, taken
@@ -388,11 +388,30 @@ def _ask_for_answer(thread: str, pause: Pause) -> None:
 
 def _answered(store: Checkpointer, thread: str, last: Checkpoint, pause_id: str) -> str | None:
     """How the thread answered ``pause_id``: read from the steps of the superstep under way
-    (its finished branches), then from the thread's history. Only a refused answer asks."""
-    from ..pauses import answered_in
+    (its finished branches), from the answers a resume gave inside a node that stopped at a
+    later question (a tool call decided while another call of the reply waits), from the
+    thread's history, then from the decisions kept at tool calls. Only a refused answer asks."""
+    from ..pauses import answered_here, answered_in
 
     kept = [Step.from_json(record) for entry in last.settled for record in entry["records"]]
-    return answered_in(kept, pause_id) or answered_in(reversed(store.history(thread)), pause_id)
+    told = answered_in(kept, pause_id)
+    if told is not None:
+        return told
+    decided: Mapping[str, Mapping[str, Any]] = last.meta.get("decided") or {}
+    entry = decided.get(pause_id)  # (kept by pause id)
+    if entry is not None:
+        from ..pauses import Pause
+
+        return answered_here(Pause.model_validate(entry["pause"]), entry["decision"]["answer"])
+    told = answered_in(reversed(store.history(thread)), pause_id)
+    if told is not None:
+        return told
+    for value in last.answers.values():  # (a decision kept from a live run, which keeps no record of it)
+        record = cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else None
+        if record is not None and record.get("pause") == pause_id:
+            given: list[Mapping[str, Any]] = record.get("decisions") or []
+            return f"answered already, decided: {', '.join(str(decision.get('type')) for decision in given)}"
+    return None
 
 
 def _check_nodes(plan: Plan, thread: str, last: Checkpoint) -> None:

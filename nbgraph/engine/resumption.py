@@ -8,7 +8,7 @@ The step machinery consumes it, each part once, through the methods below.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from ..decisions import Decision
@@ -24,7 +24,8 @@ class Resumption:
     """The answers and places a resumed run takes up where its thread stopped."""
 
     __slots__ = (
-        "_asked", "_before", "_decisions", "_gates", "_inputs", "_levels", "_verdicts", "budget", "rerunning", "settled"
+        "_asked", "_before", "_decisions", "_earlier", "_gates", "_inputs", "_levels", "_verdicts", "budget",
+        "decided", "rerunning", "settled",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -42,6 +43,12 @@ class Resumption:
         self._decisions: dict[str, Decision] = {}
         self.settled: list[tuple[Pause, Any, Decision]] = []
         """Answers settled as the run starts (a budget pause's), announced once it has."""
+        self.decided: dict[str, dict[str, Any]] = {}
+        """The answers resumes gave to questions inside nodes that have not finished, by pause
+        id, as the thread keeps them (JSON: the pause and the decision's record). A node that
+        stops at a later question runs again on the next resume: its record, once it
+        finishes, must still show every answer it ran on."""
+        self._earlier: list[tuple[Pause, Any, Decision]] = []
 
     def begin(self, last_pauses: tuple[Pause, ...], levels: Mapping[str, Any]) -> None:
         """The thread stopped at ``last_pauses``, inside the sub-graph ``levels``."""
@@ -71,6 +78,10 @@ class Resumption:
             self.settled.append((pause, value, decision))
         if pause.slot is not None:  # asked inside a node (an input, a tool call): kept at its slot
             self._inputs[pause.slot] = (pause, value)
+            self.decided[pause.id] = {
+                "pause": pause.model_dump(mode="json"),
+                "decision": decision.model_dump(mode="json"),
+            }
         elif pause.kind == "breakpoint" and pause.at == "before":
             self._before[(pause.path, pause.branch)] = (pause, value)  # the node runs; its record shows the pause
         elif pause.kind == "approval" and pause.at == "before":
@@ -80,6 +91,43 @@ class Resumption:
                 self.budget = (pause, value)
         else:
             self._verdicts[pause.id] = value  # after a node: where the checkpoint keeps its step
+
+    def take_up(self, kept: Any) -> None:
+        """Take up the answers earlier resumes gave to questions inside nodes that have not
+        finished (``kept``: :attr:`decided` as the thread kept it): each node shows them again
+        when it runs (:meth:`earlier`)."""
+        if not isinstance(kept, Mapping) or not kept:
+            return
+        from ..decisions import Decision
+        from ..pauses import Pause
+
+        for pause_id, entry in cast("Mapping[str, Mapping[str, Any]]", kept).items():
+            decision = Decision.model_validate(entry["decision"])
+            self._earlier.append((Pause.model_validate(entry["pause"]), decision.answer, decision))
+            self.decided[pause_id] = dict(entry)
+
+    def earlier(self, path: str, branch: str | None, step: int) -> list[tuple[Pause, Any, Decision]]:
+        """The questions inside the call of the node at ``path`` on ``branch`` in ``step`` that
+        earlier resumes answered, with their answers and records, once."""
+        if not self._earlier:
+            return []
+        mine = [
+            entry for entry in self._earlier if (entry[0].path, entry[0].branch, entry[0].step) == (path, branch, step)
+        ]
+        if mine:
+            self._earlier = [entry for entry in self._earlier if entry not in mine]
+        return mine
+
+    def finished(self, path: str, branch: str | None, step: int) -> None:
+        """The call of the node at ``path`` on ``branch`` in ``step`` finished: its record holds
+        the answers given inside it, which the thread need keep no longer."""
+        done = [
+            pause_id
+            for pause_id, entry in self.decided.items()
+            if (entry["pause"]["path"], entry["pause"]["branch"], entry["pause"]["step"]) == (path, branch, step)
+        ]
+        for pause_id in done:
+            del self.decided[pause_id]
 
     # -- taken up as the run meets each place -------------------------------------------
 

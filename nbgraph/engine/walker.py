@@ -368,11 +368,14 @@ class Walker:
         breakpoints = self.breaks.to_json()
         budget = self.meter.kept_limits()
         standing = self.asking.kept_standing() if self.asking.standing else None
-        if breakpoints is None and budget is None and not self.trace and standing is None:
+        decided = dict(self.resumption.decided) if self.resumption.decided else None
+        if breakpoints is None and budget is None and not self.trace and standing is None and decided is None:
             return _NO_META  # (shared: a checkpoint per step keeps no dict of its own)
         meta: dict[str, Any] = {"breakpoints": breakpoints, "budget": budget, "trace": dict(self.trace) or None}
         if standing is not None:
             meta["standing"] = standing
+        if decided is not None:
+            meta["decided"] = decided
         return meta
 
     def levels_json(self) -> dict[str, Any]:
@@ -459,18 +462,19 @@ class Walker:
             meter.kept = True
         resumption = self.resumption
         resumption.begin(last.pauses, last.levels)
+        self.asking.restore_standing(meta.get("standing"))
+        resumption.take_up(meta.get("decided"))  # (given before this resume's answers: shown first)
         for pause, value, decision in answered:
             if pause.kind == "budget" and value != "stop":
                 raised(meter, pause, value)
             if pause.slot is not None:
-                self.asking.pauses.answers[pause.slot] = stored_answer(pause, value, decision)
-                resumption.answer(pause, value, decision)
-            else:
-                resumption.answer(pause, value, decision)
+                # (Without its record: the resumption keeps it with the thread until the node's
+                # record shows it, whichever way the node runs again.)
+                self.asking.pauses.answers[pause.slot] = stored_answer(pause, value)
+            resumption.answer(pause, value, decision)
             if pause.kind == "budget" and pause.reruns is not None:
                 resumption.rerunning.add((pause.path, pause.branch))
         self._restore_breaks(meta.get("breakpoints"))
-        self.asking.restore_standing(meta.get("standing"))
         totals = snapshot.totals
         root.visits = dict(totals.visits)
         root.last_node, root.same = totals.streak
