@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from .checkpoint.postgres import PostgresCheckpointer
     from .checkpoint.redis import RedisCheckpointer
     from .checkpoint.sqlite import SQLiteCheckpointer
+    from .decisions import table as decisions
     from .events import Event, parse_ndjson
     from .llm import MessagesState, OpenAIModel, ScriptedModel, llm_node, tool
     from .pauses import Approval, Pause
@@ -112,6 +113,7 @@ __all__ = [
     "accumulate",
     "append",
     "compare",
+    "decisions",
     "default_checkpointer",
     "llm_node",
     "merge",
@@ -129,6 +131,7 @@ _LAZY = {
     "BatchProgress": "batch",
     "BatchRow": "batch",
     "compare": "batch",
+    "decisions": "decisions",
     "Approval": "pauses",
     "Event": "events",
     "Pause": "pauses",
@@ -145,14 +148,16 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    # The LLM layer, the durable stores and the pydantic models of events and pauses
-    # load when first named, not on `import nbgraph`.
+    # The LLM layer, the durable stores and the pydantic models of events, pauses and
+    # decisions load when first named, not on `import nbgraph`.
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'nbgraph' has no attribute {name!r}")
     from importlib import import_module
 
-    value = getattr(import_module(f".{module}", __name__), name)
+    imported = import_module(f".{module}", __name__)
+    # (``decisions`` is a module, callable: ``nbgraph.decisions(store)`` is the table of a store's decisions)
+    value = imported if module == name else getattr(imported, name)
     globals()[name] = value
     return value
 

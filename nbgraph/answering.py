@@ -30,20 +30,25 @@ IN_CODE = Given()
 """An answer given from code, by whoever runs it, for no stated reason."""
 
 _identity: str | None = None
+_os_user: str | None = None
+"""The operating system's user, read once (it reads the user database when no variable names it)."""
 
 
 def identity() -> str:
     """Who answers from this process: the name :func:`set_identity` gave, else the JupyterHub
     user (``JUPYTERHUB_USER``), else the operating system's user."""
+    global _os_user
     if _identity is not None:
         return _identity
     hub = os.environ.get("JUPYTERHUB_USER")
     if hub:
         return hub
-    try:
-        return getpass.getuser()
-    except Exception:  # (no user name in a container without one)
-        return "unknown"
+    if _os_user is None:
+        try:
+            _os_user = getpass.getuser()
+        except Exception:  # (no user name in a container without one)
+            _os_user = "unknown"
+    return _os_user
 
 
 def set_identity(name: str | None) -> None:

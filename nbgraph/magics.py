@@ -11,6 +11,8 @@ magic                                       Python
 ``%graph show NAME``                        ``display(NAME)``
 ``%graph route NAME FROM [STATE]``          ``print(NAME.route(STATE, FROM).explain())``
 ``%graph history RUN``                      ``print(nbgraph.export.history_table(RUN.history))``
+``%graph answer RUN [VALUE] [--pause ID]``  ``RUN.answer(VALUE, pause=ID)`` (recorded as given by a magic)
+``%graph decisions RUN|STORE [--thread T]`` ``print(nbgraph.decisions(RUN))`` / ``(STORE, thread=T)``
 ``%graph export NAME --format F``           ``NAME.to_mermaid()`` / ``NAME.to_dag()`` / ``RUN.to_ndjson()``
 ``%graph list``                             the ``Graph`` objects in your namespace
 ``%graph sweep NAME [--checkpointer SPEC]``  ``nbgraph.sweep_deadlines(NAME, store)``
@@ -108,6 +110,8 @@ Line magic -- subcommands::
     %graph show NAME                        display the graph
     %graph route NAME FROM [STATE]          which edge fires from FROM, and why
     %graph history RUN                      the steps of a run (a Run or RunResult variable)
+    %graph answer RUN [VALUE] [--pause ID]  answer a waiting run's pause (recorded as via="magic")
+    %graph decisions RUN|STORE [--thread T] who decided what, when: a run's, a thread's, a store's
     %graph export NAME --format mermaid|json|ndjson
     %graph list                             the graphs in your namespace
     %graph sweep NAME [--checkpointer SPEC] resume the threads of NAME whose pauses are past
@@ -233,6 +237,8 @@ class GraphMagics(Magics):
             "show": self._show,
             "route": self._route,
             "history": self._history,
+            "answer": self._answer,
+            "decisions": self._decisions,
             "export": self._export,
             "list": self._list,
             "sweep": self._sweep,
@@ -243,7 +249,8 @@ class GraphMagics(Magics):
             return None
         if handler is None:
             raise UsageError(
-                f"%graph: unknown subcommand {command!r}; use run, show, route, history, export, list or sweep"
+                f"%graph: unknown subcommand {command!r}; use run, show, route, history, answer, decisions, export, "
+                "list or sweep"
             )
         return handler(rest)
 
@@ -290,6 +297,32 @@ class GraphMagics(Magics):
         if not isinstance(target, (Run, RunResult)):
             raise UsageError("usage: %graph history RUN, where RUN is a Run or RunResult (e.g. _run)")
         print(history_table(target.history), end="")
+
+    def _answer(self, rest: str) -> None:
+        rest, pause = _split_option(rest, "pause")
+        name, _, expr = rest.strip().partition(" ")
+        if not name:
+            raise UsageError("usage: %graph answer RUN [VALUE] [--pause ID], where RUN is a waiting Run (e.g. _run)")
+        target = self._eval(name, "RUN")
+        if not isinstance(target, Run):
+            raise UsageError(
+                f"%graph answer: {name!r} is a {type(target).__name__}, not a Run that waits; a run that ended "
+                "interrupted goes on with GRAPH.invoke(Resume(RESULT, VALUE))"
+            )
+        value = self._eval(expr, "VALUE") if expr.strip() else None
+        target.answer(value, pause=pause, via="magic")
+
+    def _decisions(self, rest: str) -> None:
+        rest, thread = _split_option(rest, "thread")
+        if not rest.strip():
+            raise UsageError("usage: %graph decisions RUN|STORE [--thread T]")
+        from . import decisions
+
+        source = self._eval(rest.strip(), "RUN or STORE")
+        try:
+            print(decisions(source, thread), end="")
+        except TypeError as exc:
+            raise UsageError(f"%graph decisions: {exc}") from None
 
     def _export(self, rest: str) -> None:
         rest, fmt = _split_option(rest, "format")

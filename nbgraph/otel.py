@@ -6,11 +6,13 @@ node's is ``invoke_agent {node}``), per model call (``chat {model}``) and per to
 (``execute_tool {tool}``). They nest as the run does: a sub-graph's nodes inside its node,
 parallel branches side by side, a run inside the span that was current where it started (a
 batch's runs inside yours). Pauses and answers are events on the span of the node that
-paused. A run that continues a thread links to the run before it, in this process or
+paused, and so is each answer's record (``nbgraph.decision``: who decided, when, through
+which door, the verdict, the digest of what they were shown). A run that continues a thread links to the run before it, in this process or
 another: the thread's checkpoints keep the W3C trace context of the run that wrote them.
 
-Prompts, replies, tool arguments and results, questions and answers are what people typed
-and models said: they are recorded only with ``capture_text=True``, and then with anything
+Prompts, replies, tool arguments and results, questions and answers, the reasons people
+give and the values they edit are what people typed and models said: they are recorded only
+with ``capture_text=True``, and then with anything
 shaped like an API key taken out.
 
 Nothing in nbgraph imports this module, so a process that does not never loads OpenTelemetry;
@@ -61,7 +63,8 @@ def instrument(tracer_provider: TracerProvider | None = None, *, capture_text: b
             (``opentelemetry.trace.set_tracer_provider``), even if it is set later.
         capture_text: also record prompts and replies (``gen_ai.input.messages``,
             ``gen_ai.output.messages``), tool arguments and results, the questions a run
-            asks and the answers it gets. Off by default: they hold your users' data.
+            asks and the answers it gets, the reasons people give for their decisions and
+            what they edit. Off by default: they hold your users' data.
     """
     uninstrument()
     tracing = _Tracing(trace.get_tracer("nbgraph", tracer_provider=tracer_provider), capture_text)
@@ -204,7 +207,34 @@ class _RunSpans:
         attributes: dict[str, Any] = {"nbgraph.pause.id": event.pause_id}
         if self._tracing.capture_text:
             attributes["nbgraph.answer"] = _text(event.answer)
-        self._at(event).add_event("nbgraph.answer", attributes)
+        span = self._at(event)
+        span.add_event("nbgraph.answer", attributes)
+        decision = event.decision
+        if decision is not None:
+            span.add_event("nbgraph.decision", self._decision(decision))
+
+    def _decision(self, decision: Any) -> dict[str, Any]:
+        """A decision's record as span attributes: who, when, how, what, on what they were
+        shown; why, and what they changed, only with the text (a person typed them)."""
+        attributes: dict[str, Any] = {
+            "nbgraph.pause.id": decision.pause_id,
+            "nbgraph.pause.kind": decision.kind,
+            "nbgraph.pause.shown": decision.shown,
+            "nbgraph.decision.by": decision.by,
+            "nbgraph.decision.at": decision.at,
+            "nbgraph.decision.via": decision.via,
+            "nbgraph.decision.verdict": decision.verdict,
+        }
+        if decision.standing is not None:
+            attributes["nbgraph.decision.standing"] = decision.standing
+        if decision.edits:
+            attributes["nbgraph.decision.edited"] = [edit.field for edit in decision.edits]
+        if self._tracing.capture_text:
+            if decision.reason is not None:
+                attributes["nbgraph.decision.reason"] = redact(decision.reason)
+            if decision.edits:
+                attributes["nbgraph.decision.edits"] = _text([edit.model_dump(mode="json") for edit in decision.edits])
+        return attributes
 
     def failed(self, event: Any) -> None:
         # Not every error stops a node (a reply's tool calls left unrun): the node that never

@@ -7,6 +7,10 @@ how many times each edge has fired, and the state after it, folded from the inpu
 through the reducers one recorded update at a time. A frame's step opens in the
 inspector with :meth:`Replay.inspect`.
 
+Each frame also holds the answers people gave at its step (``decided``: who, when, through
+which door, what and why) and how many were given up to it (``decisions_so_far``), so a
+slider shows the decisions made up to where it stands (:meth:`Replay.decisions_up_to`).
+
 Sources: a finished ``RunResult`` or a ``Run`` (live: the frames so far), a thread in
 a checkpointer (memory, SQLite, Redis), or an NDJSON trace (``result.to_ndjson()``,
 or events written as they came). A trace does not carry the run's input, so its
@@ -20,6 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._timeline import Walk, record_key
+from .decisions import Decision, decided_in
 from .engine.folds import fold_record, shares_state
 from .errors import InvalidUpdate
 from .history import FiredEdge, Frame, Step, tally_by_path
@@ -58,6 +63,11 @@ class ReplayFrame(NamedTuple):
     fired: Mapping[tuple[str, str], int]
     values: Mapping[str, Any]
     """The state after the record, as the engine keeps it (field -> value)."""
+    decided: tuple[Decision, ...] = ()
+    """The answers given to the pauses of the record's step (who, when, how, what, why)."""
+    decisions_so_far: int = 0
+    """How many answers were given up to this frame, its own included: they are the first
+    ``decisions_so_far`` of :attr:`Replay.decisions` (:meth:`Replay.decisions_up_to`)."""
 
     @classmethod
     def after(
@@ -67,8 +77,11 @@ class ReplayFrame(NamedTuple):
         visits: Mapping[str, int],
         fired: Mapping[tuple[str, str], int],
         values: Mapping[str, Any],
+        so_far: int = 0,
     ) -> ReplayFrame:
-        """The frame after ``record``, the counts copied as they stand."""
+        """The frame after ``record``, the counts copied as they stand (``so_far``: the
+        answers given before it)."""
+        decided = tuple(decided_in((record,))) if record.events or record.approval_events else ()
         return cls(
             index,
             record.step,
@@ -81,6 +94,8 @@ class ReplayFrame(NamedTuple):
             dict(visits),
             dict(fired),
             values,
+            decided,
+            so_far + len(decided),
         )
 
     @property
@@ -109,6 +124,8 @@ class ReplayFrame(NamedTuple):
             },
             "visits": dict(self.visits),
             "fired": {f"{source}\u2192{target}": count for (source, target), count in self.fired.items()},
+            "decided": [decision.model_dump(mode="json") for decision in self.decided],
+            "decisions_so_far": self.decisions_so_far,
         }
         if state:
             data["state"] = self.state
@@ -150,6 +167,8 @@ class Replay:
         self._input = dict(values)
         self._walk: Walk | None = None
         self.frames = tuple(self._frames(plan, self.records, self._input, known))
+        self.decisions: tuple[Decision, ...] = tuple(decision for frame in self.frames for decision in frame.decided)
+        """Every answer given in the run, in the order of its records: who decided what, when."""
 
     # -- sources --------------------------------------------------------------------------
 
@@ -325,6 +344,10 @@ class Replay:
             self._walk = Walk(self.plan, self.records, self._input)
         return _inspect(self._walk, record, self.thread, self.missing)
 
+    def decisions_up_to(self, frame: int) -> tuple[Decision, ...]:
+        """The answers given up to ``frame``, its own included (what the slider shows there)."""
+        return self.decisions[: self.frames[frame].decisions_so_far]
+
     def to_json(self, *, states: bool = False) -> dict[str, Any]:
         """The frames as JSON for a view (without the states unless asked: they can be large)."""
         return {
@@ -344,11 +367,14 @@ class Replay:
         visits: dict[str, int] = {}
         fired: dict[tuple[str, str], int] = {}
         yield ReplayFrame(0, 0, None, None, None, 0, None, None, {}, {}, values)
+        so_far = 0
         for index, record in enumerate(records, start=1):
             tally_by_path((record,), visits, fired)
             if record.error is None and (not known or shares_state(plan, record.path)):
                 values = fold_record(schema, values, record)
-            yield ReplayFrame.after(index, record, visits, fired, values)
+            frame = ReplayFrame.after(index, record, visits, fired, values, so_far)
+            so_far = frame.decisions_so_far
+            yield frame
 
 
 def replay(source: Any, *, checkpointer: Checkpointer | None = None, graph: Any = None) -> Replay:

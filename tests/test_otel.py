@@ -373,17 +373,33 @@ def _events(span: ReadableSpan) -> list[tuple[str, dict[str, Any]]]:
     return [(event.name, dict(event.attributes or {})) for event in span.events]
 
 
+def _decided(decision: Any, **text: Any) -> tuple[str, dict[str, Any]]:
+    """The ``nbgraph.decision`` event of ``decision``'s record (``text``: what only capture_text adds)."""
+    attributes = {
+        "nbgraph.pause.id": decision.pause_id,
+        "nbgraph.pause.kind": decision.kind,
+        "nbgraph.pause.shown": decision.shown,
+        "nbgraph.decision.by": decision.by,
+        "nbgraph.decision.at": decision.at,
+        "nbgraph.decision.via": decision.via,
+        "nbgraph.decision.verdict": decision.verdict,
+    }
+    return ("nbgraph.decision", {**attributes, **text})
+
+
 class TestPausesAndResumes:
     async def test_a_live_pause_and_its_answer_are_events_on_the_node_that_asked(self, traced):
         run = trip_graph().start({})
         pause = await run.next_pause(timeout=5)
         assert pause is not None
         run.answer("Paris")
-        assert (await run).outcome == "done"
+        result = await run
+        assert result.outcome == "done"
         ask = traced.one("node ask")
         assert _events(ask) == [
             ("nbgraph.pause", {"nbgraph.pause.id": pause.id, "nbgraph.pause.kind": "input"}),
             ("nbgraph.answer", {"nbgraph.pause.id": pause.id}),
+            _decided(result.decisions[0]),
         ]
         assert _parent(ask) == _id(traced.one("invoke_workflow trip"))
 
@@ -392,14 +408,61 @@ class TestPausesAndResumes:
         pause = await run.next_pause(timeout=5)
         assert pause is not None
         run.answer({"city": "Paris"})
-        assert (await run).outcome == "done"
+        result = await run
+        assert result.outcome == "done"
         assert _events(traced_text.one("node ask")) == [
             (
                 "nbgraph.pause",
                 {"nbgraph.pause.id": pause.id, "nbgraph.pause.kind": "input", "nbgraph.pause.prompt": "Which city?"},
             ),
             ("nbgraph.answer", {"nbgraph.pause.id": pause.id, "nbgraph.answer": '{"city": "Paris"}'}),
+            _decided(result.decisions[0]),
         ]
+
+    @pytest.mark.parametrize("capture_text", [False, True], ids=["without text", "with text"])
+    async def test_each_decision_is_an_event_on_the_node_with_who_when_how_and_what(self, request, capture_text):
+        traced = request.getfixturevalue("traced_text" if capture_text else "traced")
+        sent: list[str] = []
+
+        @nbgraph.tool(approval=True)
+        def send_email(to: str, body: str) -> str:
+            """Email someone."""
+            sent.append(body)
+            return "sent"
+
+        model = ScriptedModel(
+            lambda messages: (
+                Reply(tool_calls=[("send_email", {"to": "ada@example.com", "body": f"note {len(sent)}"})])
+                if len(sent) < 2
+                else "done"
+            )
+        )
+        g = Graph("mail", state=MessagesState)
+        g.add_node("agent", llm_node("You write.", model=model, tools=[send_email]))
+        g.add_edge(START, "agent")
+        g.add_edge("agent", END)
+        run = g.start({"messages": ["write to Ada"]})
+        assert await run.next_pause(timeout=5) is not None
+        said = {"type": "edit", "arguments": {"to": "ada@example.com", "body": "Dear Ada"}, "standing": "run"}
+        run.answer({**said, "reason": f"kinder, key {KEY}"}, by="alice")
+        result = await run
+        assert result.outcome == "done" and sent == ["Dear Ada", "note 1"]
+        edited, standing = result.decisions
+        assert (edited.by, edited.via, standing.via) == ("alice", "code", "standing")
+        text = (
+            {
+                "nbgraph.decision.reason": "kinder, key [redacted]",
+                "nbgraph.decision.edits": '[{"field": "send_email.body", "before": "note 0", "after": "Dear Ada"}]',
+            }
+            if capture_text
+            else {}
+        )
+        decided = [event for event in _events(traced.one("invoke_agent agent")) if event[0] == "nbgraph.decision"]
+        assert decided == [
+            _decided(edited, **{"nbgraph.decision.edited": ("send_email.body",)}, **text),
+            _decided(standing, **{"nbgraph.decision.standing": standing.standing}),
+        ]
+        assert KEY not in json.dumps([event for _, event in decided])
 
     def test_a_resumed_run_links_to_the_run_it_continues_and_brings_the_answer(self, traced):
         g = trip_graph()
@@ -418,7 +481,7 @@ class TestPausesAndResumes:
         assert [(link.context.trace_id, link.context.span_id) for link in second.links] == [(_trace(first), _id(first))]
         answered = traced.one("node ask")
         assert (answered.attributes or {})["nbgraph.rerun"] is True
-        assert [name for name, _ in _events(answered)] == ["nbgraph.pause", "nbgraph.answer"]
+        assert [name for name, _ in _events(answered)] == ["nbgraph.pause", "nbgraph.answer", "nbgraph.decision"]
         assert _parent(traced.one("node book")) == _id(second)
 
     def test_a_fork_links_to_the_run_that_wrote_the_step_it_starts_from(self, traced):
@@ -450,8 +513,15 @@ class TestPausesAndResumes:
         resumed = spans["invoke_workflow trip"]
         assert resumed["links"] == [[_trace(first), _id(first)]]
         assert resumed["trace_id"] != _trace(first)  # a run of its own, linked, not a child
-        assert [name for name, _ in spans["node ask"]["events"]] == ["nbgraph.pause", "nbgraph.answer"]
+        assert [name for name, _ in spans["node ask"]["events"]] == [
+            "nbgraph.pause",
+            "nbgraph.answer",
+            "nbgraph.decision",
+        ]
         assert spans["node ask"]["events"][1][1] == {"nbgraph.pause.id": paused.pauses[0].id}
+        decided = spans["node ask"]["events"][2][1]
+        assert (decided["nbgraph.pause.id"], decided["nbgraph.decision.via"]) == (paused.pauses[0].id, "resume")
+        assert decided["nbgraph.pause.shown"] == paused.pauses[0].shown
         assert spans["node book"]["parent"] == resumed["span_id"]
 
 

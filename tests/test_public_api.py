@@ -65,6 +65,7 @@ EXPECTED_NAMES = {
     "accumulate",
     "append",
     "compare",
+    "decisions",
     "default_checkpointer",
     "llm_node",
     "merge",

@@ -667,8 +667,9 @@ class RunView:
         shown: str | None = None,
         reason: str | None = None,
         by: str | None = None,
-        via: Via = "code",
+        via: Via = "view",
     ) -> None:
+        """Answer as :meth:`Run.answer` does; recorded as given in the view unless ``via`` says otherwise."""
         self._run.answer(value, pause=pause, shown=shown, reason=reason, by=by, via=via)
 
     def cancel(self) -> None:

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 import pydantic
 
+from ..decisions import Decision
+
 __all__ = [
     "Candidate",
     "Change",
@@ -122,13 +124,16 @@ class LLMExchange(_Model):
 
 
 class PauseSeen(_Model):
-    """A pause during the step (an input, an approval, a breakpoint) and its answer."""
+    """A pause during the step (an input, an approval, a tool call, a breakpoint) and its
+    answer: who decided, when, through which door, what, why, and what they changed."""
 
     id: str
     kind: str
     prompt: str = ""
     answered: bool = False
     answer: Any = None
+    decision: Decision | None = None
+    """The answer's record (None: unanswered, or a trace older than the record)."""
 
 
 class Problem(_Model):

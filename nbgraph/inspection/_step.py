@@ -137,6 +137,6 @@ def _pauses(events: Sequence[Any]) -> list[PauseSeen]:
             seen[pause.id] = PauseSeen(id=pause.id, kind=pause.kind, prompt=pause.prompt)
         elif kind == "answer" and event.pause_id in seen:
             seen[event.pause_id] = seen[event.pause_id].model_copy(
-                update={"answered": True, "answer": _json(event.answer)}
+                update={"answered": True, "answer": _json(event.answer), "decision": event.decision}
             )
     return list(seen.values())
