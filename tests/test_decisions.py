@@ -34,7 +34,7 @@ from nbgraph import (
     parse_ndjson,
     set_identity,
 )
-from nbgraph.decisions import Decision, DecisionTable, recorded
+from nbgraph.decisions import Decision, DecisionTable, decided_in, recorded
 from nbgraph.llm import Reply, ScriptedModel, ToolMessage, llm_node, tool
 from nbgraph.magics import GraphMagics
 from nbgraph.pauses import BudgetFigures, Change, Pause, Rerun, ToolCallAsk, shown_digest
@@ -740,6 +740,47 @@ class TestWhereTheRecordIs:
         assert [d.model_dump(mode="json") for d in here] == [
             {k: v for k, v in r.items() if k != "thread"} for r in rows
         ]
+
+    @pytest.mark.parametrize("shape", ["node", "sub-graph", "two branches"])
+    def test_questions_answered_by_several_resumes_are_each_recorded_once(self, tmp_path, shape):
+        store = SQLiteCheckpointer(tmp_path / "runs.db")
+
+        async def form(state, ctx):
+            name = await ctx.request_input("Name?")
+            city = await ctx.request_input("City?")
+            return {"card": f"{name} in {city}"}
+
+        inner = Graph("form")
+        inner.add_node("form", form)
+        inner.add_edge(START, "form")
+        inner.add_edge("form", END)
+        if shape == "node":
+            g = inner
+        elif shape == "sub-graph":
+            g = Graph("outer")
+            g.add_node("sub", inner)
+            g.add_edge(START, "sub")
+            g.add_edge("sub", END)
+        else:
+            g = Graph("two")
+            for name in ("north", "south"):
+                g.add_node(name, form)
+                g.add_edge(name, END)
+            g.add_edge(START, ["north", "south"])
+        places = 2 if shape == "two branches" else 1
+        asked = g.invoke({}, checkpointer=store)
+        again = g.invoke(Resume(asked.thread, {p.id: "Ada" for p in asked.pauses}, by="alice"), checkpointer=store)
+        assert [p.prompt for p in again.pauses] == ["City?"] * places
+        assert [d.by for d in nbgraph.decisions(store, asked.thread)] == ["alice"] * places  # kept while it waits
+        done = g.invoke(Resume(again.thread, {p.id: "Oslo" for p in again.pauses}, by="bob"), checkpointer=store)
+        assert done.outcome == "done", done.reason
+        asking = [step for step in done.history if step.events]
+        assert len(asking) == places
+        for step in asking:
+            assert [e.type for e in step.events] == ["interrupt", "answer", "interrupt", "answer"]
+            assert [(d.by, d.answer) for d in decided_in((step,))] == [("alice", "Ada"), ("bob", "Oslo")]
+        assert len(nbgraph.decisions(store, asked.thread)) == 2 * places
+        assert "decided" not in store.get(asked.thread).meta  # the nodes' records hold them now
 
 
 class TestTheTable:
