@@ -43,11 +43,11 @@ class Resumption:
         self._decisions: dict[str, Decision] = {}
         self.settled: list[tuple[Pause, Any, Decision]] = []
         """Answers settled as the run starts (a budget pause's), announced once it has."""
-        self.decided: dict[str, dict[str, Any]] = {}
+        self.decided: dict[str, tuple[Pause, Decision]] = {}
         """The answers resumes gave to questions inside nodes that have not finished, by pause
-        id, as the thread keeps them (JSON: the pause and the decision's record). A node that
-        stops at a later question runs again on the next resume: its record, once it
-        finishes, must still show every answer it ran on."""
+        id: the pause and the decision's record. A node that stops at a later question runs
+        again on the next resume: its record, once it finishes, must still show every answer
+        it ran on, so the thread keeps them until then (:meth:`kept_decided`)."""
         self._earlier: list[tuple[Pause, Any, Decision]] = []
 
     def begin(self, last_pauses: tuple[Pause, ...], levels: Mapping[str, Any]) -> None:
@@ -78,10 +78,7 @@ class Resumption:
             self.settled.append((pause, value, decision))
         if pause.slot is not None:  # asked inside a node (an input, a tool call): kept at its slot
             self._inputs[pause.slot] = (pause, value)
-            self.decided[pause.id] = {
-                "pause": pause.model_dump(mode="json"),
-                "decision": decision.model_dump(mode="json"),
-            }
+            self.decided[pause.id] = (pause, decision)
         elif pause.kind == "breakpoint" and pause.at == "before":
             self._before[(pause.path, pause.branch)] = (pause, value)  # the node runs; its record shows the pause
         elif pause.kind == "approval" and pause.at == "before":
@@ -94,7 +91,7 @@ class Resumption:
 
     def take_up(self, kept: Any) -> None:
         """Take up the answers earlier resumes gave to questions inside nodes that have not
-        finished (``kept``: :attr:`decided` as the thread kept it): each node shows them again
+        finished (``kept``: as :meth:`kept_decided` wrote them): each node shows them again
         when it runs (:meth:`earlier`)."""
         if not isinstance(kept, Mapping) or not kept:
             return
@@ -102,9 +99,18 @@ class Resumption:
         from ..pauses import Pause
 
         for pause_id, entry in cast("Mapping[str, Mapping[str, Any]]", kept).items():
-            decision = Decision.model_validate(entry["decision"])
-            self._earlier.append((Pause.model_validate(entry["pause"]), decision.answer, decision))
-            self.decided[pause_id] = dict(entry)
+            pause, decision = Pause.model_validate(entry["pause"]), Decision.model_validate(entry["decision"])
+            self._earlier.append((pause, decision.answer, decision))
+            self.decided[pause_id] = (pause, decision)
+
+    def kept_decided(self) -> dict[str, Any] | None:
+        """:attr:`decided` as the thread keeps it (JSON); None when there is none."""
+        if not self.decided:
+            return None
+        return {
+            pause_id: {"pause": pause.model_dump(mode="json"), "decision": decision.model_dump(mode="json")}
+            for pause_id, (pause, decision) in self.decided.items()
+        }
 
     def earlier(self, path: str, branch: str | None, step: int) -> list[tuple[Pause, Any, Decision]]:
         """The questions inside the call of the node at ``path`` on ``branch`` in ``step`` that
@@ -115,7 +121,7 @@ class Resumption:
             entry for entry in self._earlier if (entry[0].path, entry[0].branch, entry[0].step) == (path, branch, step)
         ]
         if mine:
-            self._earlier = [entry for entry in self._earlier if entry not in mine]
+            self._earlier = [entry for entry in self._earlier if all(entry is not taken for taken in mine)]
         return mine
 
     def finished(self, path: str, branch: str | None, step: int) -> None:
@@ -123,8 +129,8 @@ class Resumption:
         the answers given inside it, which the thread need keep no longer."""
         done = [
             pause_id
-            for pause_id, entry in self.decided.items()
-            if (entry["pause"]["path"], entry["pause"]["branch"], entry["pause"]["step"]) == (path, branch, step)
+            for pause_id, (pause, _) in self.decided.items()
+            if (pause.path, pause.branch, pause.step) == (path, branch, step)
         ]
         for pause_id in done:
             del self.decided[pause_id]

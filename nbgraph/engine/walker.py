@@ -368,7 +368,7 @@ class Walker:
         breakpoints = self.breaks.to_json()
         budget = self.meter.kept_limits()
         standing = self.asking.kept_standing() if self.asking.standing else None
-        decided = dict(self.resumption.decided) if self.resumption.decided else None
+        decided = self.resumption.kept_decided() if self.resumption.decided else None
         if breakpoints is None and budget is None and not self.trace and standing is None and decided is None:
             return _NO_META  # (shared: a checkpoint per step keeps no dict of its own)
         meta: dict[str, Any] = {"breakpoints": breakpoints, "budget": budget, "trace": dict(self.trace) or None}
