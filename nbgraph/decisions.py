@@ -119,15 +119,15 @@ def _verdict(pause: Pause, answer: Any) -> tuple[str, tuple[FieldEdit, ...], str
     kind = pause.kind
     if kind == "tool" and isinstance(answer, (list, tuple)):
         words: list[str] = []
-        changed: list[FieldEdit] = []
+        edits: list[FieldEdit] = []
         reasons: list[str] = []
         for call, decision in zip(pause.tool_calls, answer, strict=False):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
             words.append(_TOOL_WORDS.get(getattr(decision, "type", ""), "decided"))
             if getattr(decision, "type", None) == "edit" and decision.arguments is not None:
-                changed.extend(_changed(call.arguments, decision.arguments, f"{call.name}."))
+                edits.extend(_changed(call.arguments, decision.arguments, f"{call.name}."))
             if getattr(decision, "reason", None):
                 reasons.append(decision.reason)
-        return ", ".join(words), tuple(changed), "; ".join(reasons) or None
+        return ", ".join(words), tuple(edits), "; ".join(reasons) or None
     if kind == "approval":
         approved = bool(getattr(answer, "approved", answer))
         update = getattr(answer, "update", None)
