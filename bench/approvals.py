@@ -36,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import nbgraph.decisions  # noqa: E402
+import nbgraph.decision  # noqa: E402
 import nbgraph.pauses  # noqa: E402
 from nbgraph import END, START, Graph, MemoryCheckpointer, MessagesState, Resume, SQLiteCheckpointer  # noqa: E402
 from nbgraph.llm import Reply, ScriptedModel, llm_node, tool  # noqa: E402
@@ -125,16 +125,16 @@ def best(measure: Callable[..., float], *args: Any) -> float:
 def without_record() -> Iterator[None]:
     """Pauses with a constant digest and answers with one prebuilt record: the same runs,
     without what the digest and the record cost to make (keeping the record still costs)."""
-    digest, record = nbgraph.pauses.shown_digest, nbgraph.decisions.decision_of
-    fixed = nbgraph.decisions.Decision(
+    digest, record = nbgraph.pauses.shown_digest, nbgraph.decision.decision_of
+    fixed = nbgraph.decision.Decision(
         pause_id="0" * 32, kind="tool", path="n", step=1, shown="0" * 32, by="bench", at="", via="code", verdict=""
     )
     nbgraph.pauses.shown_digest = lambda pause: "0" * 32  # (the pause's validator reads the module's name)
-    nbgraph.decisions.decision_of = lambda pause, answer, **given: fixed  # (the engine imports it where it answers)
+    nbgraph.decision.decision_of = lambda pause, answer, **given: fixed  # (the engine imports it where it answers)
     try:
         yield
     finally:
-        nbgraph.pauses.shown_digest, nbgraph.decisions.decision_of = digest, record
+        nbgraph.pauses.shown_digest, nbgraph.decision.decision_of = digest, record
 
 
 def paired(graph: Graph, how: str, runs: int, tmp: str) -> tuple[float, float]:
@@ -216,11 +216,11 @@ def record_costs(runs: int, tmp: str) -> None:
                 f"{row:<34}{kept * 1e6:>9.0f}{stubbed * 1e6:>9.0f}{(kept - stubbed) * 1e6:>9.1f}{'<= ' + str(target):>9}"
             )
     pause, answer = a_tool_pause()
-    decision = nbgraph.decisions.decision_of(pause, answer, via="code")
+    decision = nbgraph.decision.decision_of(pause, answer, via="code")
     print("each part, microseconds a call (a tool pause, its approval):")
     print(f"    shown_digest(pause)            {micro(lambda: nbgraph.pauses.shown_digest(pause)):>8.1f}")
     print(
-        f"    decision_of(pause, answer)     {micro(lambda: nbgraph.decisions.decision_of(pause, answer, via='code')):>8.1f}"
+        f"    decision_of(pause, answer)     {micro(lambda: nbgraph.decision.decision_of(pause, answer, via='code')):>8.1f}"
     )
     print(f"    the record as JSON             {micro(decision.model_dump_json):>8.1f}")
     print(f"    ({len(decision.model_dump_json())} bytes of JSON in each answer event)")

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from .checkpoint.postgres import PostgresCheckpointer
     from .checkpoint.redis import RedisCheckpointer
     from .checkpoint.sqlite import SQLiteCheckpointer
-    from .decisions import table as decisions
+    from .decision import decisions
     from .events import Event, parse_ndjson
     from .llm import MessagesState, OpenAIModel, ScriptedModel, llm_node, tool
     from .pauses import Approval, Pause
@@ -131,7 +131,7 @@ _LAZY = {
     "BatchProgress": "batch",
     "BatchRow": "batch",
     "compare": "batch",
-    "decisions": "decisions",
+    "decisions": "decision",
     "Approval": "pauses",
     "Event": "events",
     "Pause": "pauses",
@@ -156,8 +156,7 @@ def __getattr__(name: str) -> Any:
     from importlib import import_module
 
     imported = import_module(f".{module}", __name__)
-    # (``decisions`` is a module, callable: ``nbgraph.decisions(store)`` is the table of a store's decisions)
-    value = imported if module == name else getattr(imported, name)
+    value = getattr(imported, name)
     globals()[name] = value
     return value
 

@@ -1,6 +1,6 @@
 """Who answers a pause, and how: the identity a decision is recorded under, and the door it
 came through. Light enough for ``import nbgraph``; the record itself is
-:class:`nbgraph.decisions.Decision`."""
+:class:`nbgraph.decision.Decision`."""
 
 from __future__ import annotations
 

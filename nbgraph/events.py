@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 import pydantic
 
-from .decisions import Decision
+from .decision import Decision
 from .pauses import Pause
 
 __all__ = [

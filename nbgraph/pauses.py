@@ -212,7 +212,7 @@ class Pause(pydantic.BaseModel):
     """What the deadline answers (recorded as decided by the deadline): None denies an approval
     and rejects a tool call; an input pause with a deadline always has one."""
     deciders: tuple[str, ...] = ()
-    """Who may answer (identities, :func:`nbgraph.decisions.identity`); empty: anyone."""
+    """Who may answer (identities, :func:`nbgraph.decision.identity`); empty: anyone."""
     shown: str = ""
     """The digest of what a person is shown (:func:`shown_digest`): every field above but the id,
     the slot and what a resume runs again. An answer may name it (``shown=``), and is refused when

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._timeline import Walk, record_key
-from .decisions import Decision, decided_in
+from .decision import Decision, decided_in
 from .engine.folds import fold_record, shares_state
 from .errors import InvalidUpdate
 from .history import FiredEdge, Frame, Step, tally_by_path

@@ -27,7 +27,7 @@ from nbgraph import (
     sweep_deadlines,
 )
 from nbgraph.answering import identity
-from nbgraph.decisions import decided_in
+from nbgraph.decision import decided_in
 from nbgraph.dsl import GraphSyntaxError, parse
 from nbgraph.engine import Budget
 from nbgraph.llm import Reply, ScriptedModel, llm_node, tool

@@ -34,7 +34,7 @@ from nbgraph import (
     parse_ndjson,
     set_identity,
 )
-from nbgraph.decisions import Decision, DecisionTable, decided_in, recorded
+from nbgraph.decision import Decision, DecisionTable, decided_in, recorded
 from nbgraph.llm import Reply, ScriptedModel, ToolMessage, llm_node, tool
 from nbgraph.magics import GraphMagics
 from nbgraph.pauses import BudgetFigures, Change, Pause, Rerun, ToolCallAsk, shown_digest
@@ -832,14 +832,13 @@ class TestTheTable:
         with pytest.raises(TypeError, match="reads a store .* or a Run or RunResult, not int"):
             nbgraph.decisions(42)
 
-    def test_nbgraph_decisions_is_the_module_and_the_table_in_a_fresh_process(self):
+    def test_nbgraph_decisions_loads_the_record_only_when_named_in_a_fresh_process(self):
         code = (
             "import sys, nbgraph\n"
-            "assert 'nbgraph.decisions' not in sys.modules and 'pydantic.main' not in sys.modules\n"
+            "assert 'nbgraph.decision' not in sys.modules and 'pydantic.main' not in sys.modules\n"
             "from nbgraph import MemoryCheckpointer\n"
-            "from nbgraph.decisions import Decision\n"  # the module loaded first, by its own name
-            "import nbgraph.decisions as module\n"
-            "print(module is nbgraph.decisions, len(nbgraph.decisions(MemoryCheckpointer())), Decision.__name__)\n"
+            "from nbgraph.decision import Decision, decisions\n"  # the module loaded first, by its own name
+            "print(decisions is nbgraph.decisions, len(nbgraph.decisions(MemoryCheckpointer())), Decision.__name__)\n"
         )
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
         assert out.stdout.split() == ["True", "0", "Decision"]

@@ -24,7 +24,7 @@ from langgraph.types import interrupt
 
 import nbgraph.langgraph as nlg
 from nbgraph.answering import set_identity
-from nbgraph.decisions import Decision, FieldEdit
+from nbgraph.decision import Decision, FieldEdit
 from nbgraph.errors import ResumeError
 from nbgraph.widget import checked
 

@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "nbgraph.state",
             "nbgraph.pauses",
             "nbgraph.answering",
-            "nbgraph.decisions",
+            "nbgraph.decision",
             "nbgraph.storable",
             "nbgraph.schema_check",
             "nbgraph.events",

@@ -299,7 +299,7 @@ class Context:
         if door is None:
             raise RuntimeError(f"review_tool_calls() needs a running node; {self.node!r} is being routed outside a run")
         from ..deadlines import tool_deadline
-        from ..decisions import Decision, decision_of
+        from ..decision import Decision, decision_of
         from ..pauses import Pause, ToolDecision, read_tool_decisions
         from .people import stored_answer
 

@@ -19,7 +19,7 @@ from ..history import FiredEdge, Step
 from ..state import to_jsonable
 
 if TYPE_CHECKING:
-    from ..decisions import Decision
+    from ..decision import Decision
     from ..pauses import Pause
 
 __all__ = [
@@ -135,7 +135,7 @@ def answered(thread: str, step: int, pause: Pause, answer: Any, decision: Decisi
     """The event of ``pause``'s answer, with its record (one made here, as given from code,
     when the door that took the answer kept none)."""
     if decision is None:
-        from ..decisions import decision_of
+        from ..decision import decision_of
 
         decision = decision_of(pause, answer, via="code")
     return _events().Answer.model_construct(

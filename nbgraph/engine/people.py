@@ -28,7 +28,7 @@ from .stops import interrupted
 
 if TYPE_CHECKING:
     from ..answering import Via
-    from ..decisions import Decision
+    from ..decision import Decision
     from ..pauses import Approval, Change, Pause
     from .context import Context
 
@@ -111,7 +111,7 @@ class Pauses:
         pause, future = entry
         if future.done():
             return False
-        from ..decisions import decision_of
+        from ..decision import decision_of
         from ..pauses import answered_here, read_answer
 
         check_decider(pause, by)
@@ -132,7 +132,7 @@ class Pauses:
             return
         pause, future = entry
         from ..deadlines import BY_DEADLINE, passed_reason
-        from ..decisions import decision_of
+        from ..decision import decision_of
         from ..pauses import answered_here, read_timeout
 
         value = read_timeout(pause)
@@ -232,7 +232,7 @@ def check_decider(pause: Pause, by: str | None) -> None:
     """Refuse an answer from someone the pause does not name among who may decide."""
     if not pause.deciders:
         return
-    from ..decisions import identity
+    from ..decision import identity
 
     who = by or identity()
     if who not in pause.deciders:
@@ -305,7 +305,7 @@ class Asking:
     ) -> Standing:
         """Approve every later call of ``tool`` (matching ``when``) without asking; the approval."""
         from ..answering import identity
-        from ..decisions import now
+        from ..decision import now
 
         if scope not in ("run", "thread"):
             raise ValueError(f"a standing approval holds for the 'run' or the 'thread', not {scope!r}")

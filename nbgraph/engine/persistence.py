@@ -27,7 +27,7 @@ from .folds import fold_record, shares_state
 from .people import check_decider
 
 if TYPE_CHECKING:
-    from ..decisions import Decision
+    from ..decision import Decision
     from ..pauses import Pause
 
 __all__ = [
@@ -286,7 +286,7 @@ def open_thread(
             f"thread {thread!r} holds a run of graph {last.graph!r}, not {plan.name!r}; resume it with that graph, "
             f"or start from its state in this one with Fork({thread!r}, step=...)"
         )
-    from ..decisions import decision_of
+    from ..decision import decision_of
     from ..pauses import bind, read_answer
 
     def story(pid: str) -> str | None:
@@ -351,7 +351,7 @@ def _in_time(open_: Mapping[str, Pause], late: frozenset[str], bound: dict[str, 
 def _timed_out(pause: Pause) -> tuple[Pause, Any, Decision]:
     """The answer ``pause`` takes as its deadline has passed, and its record."""
     from ..deadlines import BY_DEADLINE, passed_reason
-    from ..decisions import decision_of
+    from ..decision import decision_of
     from ..pauses import read_timeout
 
     value = read_timeout(pause)

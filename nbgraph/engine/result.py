@@ -69,8 +69,8 @@ class RunResult:
     @property
     def decisions(self) -> list[Any]:
         """Every answer people (and deadlines, and standing approvals) gave the thread's pauses,
-        as :class:`~nbgraph.decisions.Decision` records, in the order of its steps."""
-        from ..decisions import decided_in
+        as :class:`~nbgraph.decision.Decision` records, in the order of its steps."""
+        from ..decision import decided_in
 
         return decided_in(self.history)
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
-    from ..decisions import Decision
+    from ..decision import Decision
     from ..pauses import Pause
 
 __all__ = ["Resumption", "Where"]
@@ -95,7 +95,7 @@ class Resumption:
         when it runs (:meth:`earlier`)."""
         if not isinstance(kept, Mapping) or not kept:
             return
-        from ..decisions import Decision
+        from ..decision import Decision
         from ..pauses import Pause
 
         for pause_id, entry in cast("Mapping[str, Mapping[str, Any]]", kept).items():

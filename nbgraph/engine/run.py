@@ -224,8 +224,8 @@ class Run:
 
     @property
     def decisions(self) -> list[Any]:
-        """Every answer given to the thread's pauses so far (:class:`~nbgraph.decisions.Decision`)."""
-        from ..decisions import decided_in
+        """Every answer given to the thread's pauses so far (:class:`~nbgraph.decision.Decision`)."""
+        from ..decision import decided_in
 
         return decided_in(self._walker.full_history())
 
@@ -314,8 +314,8 @@ class Run:
         means), ``"step"`` or ``"stop"``; a budget pause raised limits (``{"tokens": 5000}``)
         or ``"stop"``.
 
-        Each answer is recorded (:class:`~nbgraph.decisions.Decision`): ``by`` whom (default
-        :func:`~nbgraph.decisions.identity`), ``via`` which door (the view says ``"view"``),
+        Each answer is recorded (:class:`~nbgraph.decision.Decision`): ``by`` whom (default
+        :func:`~nbgraph.decision.identity`), ``via`` which door (the view says ``"view"``),
         and why (``reason``). ``shown``, the digest of what the person saw
         (``pause.shown``), refuses the answer if the pause shows something else.
 

@@ -40,7 +40,7 @@ from .stops import failure
 
 if TYPE_CHECKING:
     from ..checkpoint.base import Checkpointer
-    from ..decisions import Decision
+    from ..decision import Decision
     from ..pauses import Pause
 
 __all__ = ["Walker"]

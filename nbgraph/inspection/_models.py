@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 import pydantic
 
-from ..decisions import Decision
+from ..decision import Decision
 
 __all__ = [
     "Candidate",

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, cast
 
 from ..answering import Given
-from ..decisions import Decision, FieldEdit, decision_of
+from ..decision import Decision, FieldEdit, decision_of
 from ..errors import ResumeError
 from ..history import Step
 from ..pauses import Pause, Rerun, answers_by_id, bind, describe, read_answer, read_break

@@ -23,7 +23,7 @@ from langgraph.types import Command
 
 from .. import events
 from ..answering import Given, Via
-from ..decisions import Decision
+from ..decision import Decision
 from ..engine.listeners import Listeners
 from ..engine.people import check_decider
 from ..errors import NbgraphError, NoPendingRequest, ResumeError, RunStillRunning
@@ -77,7 +77,7 @@ class LangGraphResult:
         self.error = error
         self.thread = steps.thread
         self.decisions = list(decisions)
-        """The answers the run's pauses got, as :class:`~nbgraph.decisions.Decision` records, in the
+        """The answers the run's pauses got, as :class:`~nbgraph.decision.Decision` records, in the
         order they were given (a resume's first). A LangGraph checkpoint keeps no such record: a
         thread read back from its saver has only the answers given since."""
 
@@ -255,7 +255,7 @@ class LangGraphRun:
 
     @property
     def decisions(self) -> list[Decision]:
-        """The answers given to the run's pauses so far, as :class:`~nbgraph.decisions.Decision`
+        """The answers given to the run's pauses so far, as :class:`~nbgraph.decision.Decision`
         records, in the order they were given."""
         return list(self._decisions)
 
@@ -343,9 +343,9 @@ class LangGraphRun:
         Every answer is checked before the graph runs on it: it must fit its pause and be
         something a checkpoint keeps (JSON, finite numbers, within
         :func:`nbgraph.storable.answer_limit`); refused, nothing ran and the pause still waits.
-        Each is recorded (:class:`~nbgraph.decisions.Decision`, in the ``answer`` event and
+        Each is recorded (:class:`~nbgraph.decision.Decision`, in the ``answer`` event and
         :attr:`decisions`) as :meth:`nbgraph.Run.answer` records it: ``by`` whom (default
-        :func:`~nbgraph.decisions.identity`; one of ``pause.deciders`` when it names some),
+        :func:`~nbgraph.decision.identity`; one of ``pause.deciders`` when it names some),
         ``via`` which door (the view says ``"view"``), why (``reason``); ``shown``, the digest
         of what the person saw (``pause.shown``), refuses the answer if the pause shows
         something else.

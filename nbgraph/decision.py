@@ -6,17 +6,15 @@ becomes one :class:`Decision`. It travels in the pause's ``answer`` event, so a 
 result, its NDJSON trace, its checkpoint history, the replay, the inspector and the
 OpenTelemetry spans all carry it.
 
-The module is also callable: ``nbgraph.decisions(store)`` is the table of every decision
-kept in a store, ``nbgraph.decisions(store, thread)`` of one thread's, and
-``nbgraph.decisions(result)`` of a run's (:func:`table`).
+``nbgraph.decisions(store)`` is the table of every decision kept in a store,
+``nbgraph.decisions(store, thread)`` of one thread's, and ``nbgraph.decisions(result)`` of a
+run's (:func:`decisions`).
 """
 
 from __future__ import annotations
 
 import datetime
 import html
-import sys
-import types
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +26,7 @@ if TYPE_CHECKING:
     from .checkpoint.base import Checkpointer
     from .pauses import Pause
 
-__all__ = ["Decision", "DecisionTable", "FieldEdit", "decided_in", "decision_of", "now", "recorded", "table"]
+__all__ = ["Decision", "DecisionTable", "FieldEdit", "decided_in", "decision_of", "decisions", "now", "recorded"]
 
 
 class FieldEdit(pydantic.BaseModel):
@@ -261,7 +259,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def table(source: Any, thread: str | None = None) -> DecisionTable:
+def decisions(source: Any, thread: str | None = None) -> DecisionTable:
     """The decisions of a run (a ``Run`` or ``RunResult``), of ``thread`` in a store, or of
     every thread in a store, in the order each thread's steps were taken.
 
@@ -285,8 +283,8 @@ def table(source: Any, thread: str | None = None) -> DecisionTable:
             f"nbgraph.decisions() reads a store (with thread=, one thread of it) or a Run or RunResult, "
             f"not {type(source).__name__}"
         )
-    decisions = list(found)  # pyright: ignore[reportUnknownArgumentType]
-    return DecisionTable(decisions, [getattr(source, "thread", None)] * len(decisions))
+    made = list(found)  # pyright: ignore[reportUnknownArgumentType]
+    return DecisionTable(made, [getattr(source, "thread", None)] * len(made))
 
 
 def _is_store(source: Any) -> bool:
@@ -310,13 +308,3 @@ def _kept_in(store: Checkpointer, thread: str, *, must: bool) -> list[Decision]:
             if decision.pause_id not in seen:
                 decisions.append(decision)
     return decisions
-
-
-class _CallableModule(types.ModuleType):
-    """This module, which is also the table of decisions: ``nbgraph.decisions(store)``."""
-
-    def __call__(self, source: Any, thread: str | None = None) -> DecisionTable:
-        return table(source, thread)
-
-
-sys.modules[__name__].__class__ = _CallableModule
