@@ -74,6 +74,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     ),
     # Above all that runs: the engine reaches it only through the hooks it installs.
     ("traces for other tools", {"nbgraph.otel"}),
+    # Loaded by pytest (its pytest11 entry point), in a user's tests.
+    ("the test plugin", {"nbgraph.testing"}),
     (
         "the notebook layer",
         {
