@@ -55,6 +55,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "nbgraph.inspection",
             "nbgraph.inspection.*",
             "nbgraph.replay",
+            "nbgraph.side_by_side",
         },
     ),
     ("models and tools", {"nbgraph.llm", "nbgraph.llm.*"}),
