@@ -209,17 +209,16 @@ class RecordedModel:
 
     def _keep(self, node: str | None, body: dict[str, Any], pieces: list[str], completion: Completion) -> None:
         shown = redact_value(body)
-        response = redact_value(
-            {
-                "deltas": pieces,
-                "text": completion.text,
-                "tool_calls": [call.model_dump(exclude_defaults=True) for call in completion.tool_calls],
-                "prompt_tokens": completion.prompt_tokens,
-                "completion_tokens": completion.completion_tokens,
-                "cost": completion.cost,
-                "finish_reason": completion.finish_reason,
-            }
-        )
+        response: dict[str, Any] = {"deltas": pieces, "text": completion.text}
+        if completion.tool_calls:
+            response["tool_calls"] = [call.model_dump(exclude_defaults=True) for call in completion.tool_calls]
+        response |= {
+            "prompt_tokens": completion.prompt_tokens,
+            "completion_tokens": completion.completion_tokens,
+            "cost": completion.cost,
+            "finish_reason": completion.finish_reason,
+        }
+        response = redact_value(response)
         digest = _digest(shown)
         line = json.dumps({"digest": digest, "node": node, "request": shown, "response": response}, ensure_ascii=False)
         # One write of one line to a file opened for appending: processes recording at once
