@@ -391,3 +391,25 @@ def test_the_model_travels_with_its_recording(tmp_path):
     assert shipped.model is None and shipped.exchanges == 1
     g.model = shipped
     assert g.invoke(question()).state.messages[-1].content == "Hello."
+
+
+def test_every_part_of_a_request_is_found_again_as_it_was_recorded(tmp_path):
+    # The replay digests a request its own quick way (each message once): it must meet the
+    # digest the recording wrote, whatever the request holds.
+    path = tmp_path / "all.ndjson"
+    scripted = ScriptedModel(
+        [
+            Reply(tool_calls=[("get_weather", {"city": "Zürich\u2028Genève"})]),
+            "Il fait beau \u2014 \u00e0 Gen\u00e8ve.",
+            "Juste.",
+        ]
+    )
+    scripted.params = {"temperature": 0.2, "max_tokens": 50, "stop": ["\n\n"]}  # type: ignore[attr-defined]
+    g = desk(recorded(scripted, path, mode="record"), system="Tu réponds aux voyageurs. \u2028 Brièvement.")
+    first = g.invoke(question("Quel temps fait-il à Zürich ? \U0001f326"))
+    assert first.outcome == "done", first.reason
+    replaying = recorded(None, path, mode="replay")
+    g.model = replaying
+    second = g.invoke(question("Quel temps fait-il à Zürich ? \U0001f326"))
+    assert second.outcome == "done", second.reason
+    assert comparable(second.state) == comparable(first.state) and replaying.replayed == 3

@@ -42,6 +42,9 @@ MODES: tuple[Mode, ...] = ("record", "replay", "missing")
 HEADER = {"nbgraph": "recording", "version": 1}
 """The first line of every recording: what the file is, in which version of the format."""
 
+_HELD = 10_000
+"""The most messages whose canonical JSON a model holds on to (then it starts again)."""
+
 _CONTEXT = 30
 """Characters shown on either side of where two texts part, in a miss's explanation."""
 
@@ -115,6 +118,7 @@ class RecordedModel:
         """Calls this object made to the model, and kept."""
         self._lock = threading.Lock()
         self._asked: dict[str, int] = {}
+        self._canonical: dict[int, tuple[Any, str]] = {}
         if mode == "record":
             self._replies: dict[str, list[_Reply]] = {}
             self._requests: list[_Asked] = []
@@ -145,7 +149,7 @@ class RecordedModel:
     # same path (a local cluster, a shared disk).
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        del state["_lock"]
+        del state["_lock"], state["_canonical"]
         if self.mode == "replay":
             state["model"] = None  # (never called; an OpenAIModel need not travel)
         return state
@@ -153,6 +157,7 @@ class RecordedModel:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+        self._canonical = {}
 
     async def aclose(self) -> None:
         """Close the wrapped model's connections on this loop, if it has any."""
@@ -167,16 +172,19 @@ class RecordedModel:
             close()
 
     async def complete(self, request: ChatRequest, on_text: Callable[[str], None]) -> Completion:
-        body = _wire(self.name, self.params, request)
-        digest = _digest(body)
+        body = None
         if self.mode != "record":
-            reply = self._take(digest) or self._take_redacted(body)
+            reply = self._take(self._digest_of(request))
+            if reply is None:
+                body = _wire(self.name, self.params, request)
+                reply = self._take_redacted(body)
             if reply is not None:
                 for piece in reply.deltas:
                     on_text(piece)
                 return reply.completion
             if self.mode == "replay" or self.model is None:
                 raise NotRecorded(self._miss(request.node, body))
+        body = body or _wire(self.name, self.params, request)
         pieces: list[str] = []
 
         def seen(piece: str) -> None:
@@ -191,6 +199,28 @@ class RecordedModel:
             raise NotRecorded(f"{self._miss(request.node, body)}; asking the model failed: {exc}") from None
         self._keep(request.node, body, pieces, completion)
         return completion
+
+    def _digest_of(self, request: ChatRequest) -> str:
+        """``_digest(_wire(self.name, self.params, request))``, each message's canonical JSON made
+        once: a conversation grows by a message or two a call, and a replay runs at engine speed."""
+        held = self._canonical
+        if len(held) > _HELD:
+            held.clear()
+
+        def canonical(part: Any, wire: Callable[[Any], Any]) -> str:
+            kept = held.get(id(part))
+            if kept is None or kept[0] is not part:  # (an id is unique only while its object lives)
+                kept = held[id(part)] = (part, _canonical(wire(part)))
+            return kept[1]
+
+        # The keys in sorted order, as json.dumps(sort_keys=True) writes them.
+        text = '{"messages":[' + ",".join(canonical(m, to_openai) for m in request.messages) + "]"
+        text += ',"model":' + _canonical(self.name)
+        if self.params:
+            text += ',"params":' + _canonical(self.params)
+        if request.tools:
+            text += ',"tool_choice":' + _canonical(request.tool_choice) + ',"tools":' + canonical(request.tools, list)
+        return _hash(text + "}")
 
     def _take(self, digest: str) -> _Reply | None:
         replies = self._replies.get(digest)
@@ -244,7 +274,10 @@ class RecordedModel:
             return f"{head}: the recording holds no exchange; {fix}"
         nearest = max(self._requests, key=lambda asked: _closeness(shown, node, asked))
         where = f"node {nearest.node!r}" if nearest.node else "no node"
-        differences = "; ".join(_differences(nearest.body, shown)) or "only in its digest"
+        differences = "; ".join(_differences(nearest.body, shown)) or (
+            "in nothing but the digest the file gives it: an exchange edited by hand keeps its old digest "
+            "(delete its digest field, and it is computed)"
+        )
         return (
             f"{head}. The nearest recorded request ({where}, request {nearest.digest}) differs: {differences}. "
             f"{fix.capitalize()}"
@@ -268,8 +301,15 @@ def _wire(name: str, params: Mapping[str, Any], request: ChatRequest) -> dict[st
 
 
 def _digest(body: Mapping[str, Any]) -> str:
-    canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_jsonable)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+    return _hash(_canonical(body))
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_jsonable)
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def _jsonable(value: Any) -> Any:
@@ -318,8 +358,8 @@ def _read(path: Path, *, required: bool) -> tuple[dict[str, list[_Reply]], list[
         if not isinstance(data, dict) or not isinstance(data.get("request"), dict):
             raise ValueError(f"{where}: an exchange is an object with a 'request' and a 'response', got {quoted(line)}")
         body = data["request"]
-        # The digest is the request's, read again: a request edited by hand is found as edited.
-        digest = _digest(body)
+        # (A line written by hand may leave the digest out: it is the request's.)
+        digest = data["digest"] if isinstance(data.get("digest"), str) else _digest(body)
         replies.setdefault(digest, []).append(_reply(data.get("response"), where))
         node = data.get("node")
         requests.append(_Asked(digest, node if isinstance(node, str) else None, body))
