@@ -35,8 +35,8 @@ class Side(NamedTuple):
 class Row(NamedTuple):
     """One frame of both runs."""
 
-    index: int
-    """The frame (0: the input)."""
+    frame: int
+    """The frame's number (0: the input)."""
     a: Side | None
     """Run a's record (None at frame 0, and where run a has ended)."""
     b: Side | None
@@ -79,9 +79,9 @@ class SideBySide:
             rows.append(Row(index, side_a, side_b, _same(side_a, side_b), state_a == state_b))
         self.rows = tuple(rows)
         """A row per frame of the longer run (the shorter one's last state held after its end)."""
-        self.parted_at = next((row.index for row in self.rows if not row.same_node), None)
+        self.parted_at = next((row.frame for row in self.rows if not row.same_node), None)
         """The first frame whose nodes differ (or where one run has ended): where the paths part. None: they never do."""
-        self.differs_at = next((row.index for row in self.rows if not row.same_state), None)
+        self.differs_at = next((row.frame for row in self.rows if not row.same_state), None)
         """The first frame whose states differ. None: they never do."""
         self.changes: tuple[Change, ...] = ()
         """How the states differ at :attr:`differs_at`, field by field."""
@@ -99,7 +99,7 @@ class SideBySide:
             "differs_at": self.differs_at,
             "rows": [
                 {
-                    "index": row.index,
+                    "frame": row.frame,
                     "a": None if row.a is None else row.a._asdict(),
                     "b": None if row.b is None else row.b._asdict(),
                     "same_node": row.same_node,
@@ -120,16 +120,15 @@ class SideBySide:
     def __str__(self) -> str:
         width = max(
             12,
-            *(len(_shown(row.a, row.index)) for row in self.rows),
-            *(len(_shown(row.b, row.index)) for row in self.rows),
+            *(len(_shown(row.a, row.frame)) for row in self.rows),
+            *(len(_shown(row.b, row.frame)) for row in self.rows),
         )
         name_a, name_b = (f"{label} ({thread}, {outcome or 'running'})" for label, thread, outcome in self._runs())
         lines = [f"side by side: {name_a} | {name_b}", f"     #  {self.labels[0]:<{width}}  {self.labels[1]}"]
         for row in self.rows:
-            mark = ">" if row.index in (self.parted_at, self.differs_at) else " "
-            lines.append(
-                f"  {mark}{row.index:>3}  {_shown(row.a, row.index):<{width}}  {_shown(row.b, row.index):<{width}}  {self._note(row)}".rstrip()
-            )
+            note = self._note(row)
+            cells = f"{_shown(row.a, row.frame):<{width}}  {_shown(row.b, row.frame):<{width}}"
+            lines.append(f"  {'>' if note else ' '}{row.frame:>3}  {cells}  {note}".rstrip())
         lines.extend(self._changes_text())
         return "\n".join(lines)
 
@@ -138,9 +137,9 @@ class SideBySide:
 
     def _note(self, row: Row) -> str:
         notes = []
-        if row.index == self.parted_at:
+        if row.frame == self.parted_at:
             notes.append("paths part")
-        if row.index == self.differs_at:
+        if row.frame == self.differs_at:
             notes.append("first state difference")
         return ", ".join(notes)
 
@@ -167,13 +166,13 @@ class SideBySide:
         cells = []
         for row in self.rows:
             style = ""
-            if row.index == self.parted_at:
+            if row.frame == self.parted_at:
                 style = ' style="background:var(--jp-warn-color3,#fff3cd)"'
-            elif row.index == self.differs_at:
+            elif row.frame == self.differs_at:
                 style = ' style="background:var(--jp-info-color3,#e3f2fd)"'
             cells.append(
-                f"<tr{style}><td>{row.index}</td><td>{html.escape(_shown(row.a, row.index))}</td>"
-                f"<td>{html.escape(_shown(row.b, row.index))}</td><td>{html.escape(self._note(row))}</td></tr>"
+                f"<tr{style}><td>{row.frame}</td><td>{html.escape(_shown(row.a, row.frame))}</td>"
+                f"<td>{html.escape(_shown(row.b, row.frame))}</td><td>{html.escape(self._note(row))}</td></tr>"
             )
         changes = "".join(f"<li>{html.escape(line.strip())}</li>" for line in self._changes_text()[1:])
         tail = (
@@ -191,9 +190,10 @@ def side_by_side(a: Any, b: Any, *, labels: tuple[str, str] = ("a", "b")) -> Sid
     """Two runs lined up: where their paths part, the first frame whose state differs, the difference.
 
     Args:
-        a, b: each a ``RunResult``, a ``Run`` (the frames so far) or a
+        a: a ``RunResult``, a ``Run`` (the frames so far) or a
             :class:`~nbgraph.replay.Replay` (of a thread in a store:
             ``replay(thread, checkpointer=store, graph=g)``; of a trace).
+        b: the other run, as ``a``.
         labels: what to call the two runs in the table.
 
     Example::

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .llm.recorded import RecordedModel
+    from .llm.recorded import Mode, RecordedModel
 
 __all__ = ["recording", "recording_path"]
 
@@ -58,7 +58,7 @@ def recording(request: pytest.FixtureRequest) -> Callable[..., RecordedModel]:
     gives a test that records two models a file for each), in the mode ``--nbgraph-record`` says."""
     from .llm.recorded import recorded
 
-    mode = request.config.getoption(_OPTION)
+    mode: Mode = request.config.getoption(_OPTION) or "replay"
 
     def wrap(model: Any, name: str | None = None) -> RecordedModel:
         path = recording_path(request.node, name)

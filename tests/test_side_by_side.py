@@ -35,7 +35,7 @@ def test_a_fork_beside_its_run_marks_where_the_paths_part_and_the_state_first_di
 
     assert both.parted_at == 3 and both.differs_at == 1
     assert both.changes == (Change("version", "changed", 1, 5, None),)
-    assert [(row.index, row.same_node, row.same_state) for row in both.rows] == [
+    assert [(row.frame, row.same_node, row.same_state) for row in both.rows] == [
         (0, True, True),
         (1, True, False),
         (2, True, False),
@@ -70,7 +70,7 @@ def test_two_versions_of_a_graph_on_one_input():
     json.dumps(data)  # plain JSON, for a view
     assert data["labels"] == ["v1", "v2"] and data["parted_at"] == 3 and data["differs_at"] == 2
     assert data["rows"][3] == {
-        "index": 3,
+        "frame": 3,
         "a": {"step": 3, "node": "draft", "path": "draft", "branch": None, "error": None},
         "b": {"step": 3, "node": "publish", "path": "publish", "branch": None, "error": None},
         "same_node": False,

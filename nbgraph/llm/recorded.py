@@ -108,7 +108,7 @@ class RecordedModel:
             raise TypeError(f"recorded(None, ...) can only replay: give the model to call in mode {mode!r}")
         if model is not None and not isinstance(model, ChatModel):
             raise TypeError(f"model must have `name` and `async complete()`, got {model!r}")
-        self.model = model
+        self.model: Any = model
         """The model called for what the recording does not hold (None: replay only)."""
         self.path = Path(path)
         self.mode: Mode = mode
@@ -172,31 +172,34 @@ class RecordedModel:
             close()
 
     async def complete(self, request: ChatRequest, on_text: Callable[[str], None]) -> Completion:
+        if self.mode == "record":
+            return await self._ask(request, on_text, _wire(self.name, self.params, request))
+        reply = self._take(self._digest_of(request))
         body = None
-        if self.mode != "record":
-            reply = self._take(self._digest_of(request))
-            if reply is None:
-                body = _wire(self.name, self.params, request)
-                reply = self._take_redacted(body)
-            if reply is not None:
-                for piece in reply.deltas:
-                    on_text(piece)
-                return reply.completion
-            if self.mode == "replay" or self.model is None:
-                raise NotRecorded(self._miss(request.node, body))
-        body = body or _wire(self.name, self.params, request)
+        if reply is None:
+            body = _wire(self.name, self.params, request)
+            reply = self._take_redacted(body)
+        if reply is not None:
+            for piece in reply.deltas:
+                on_text(piece)
+            return reply.completion
+        assert body is not None  # (made for the look-up that missed)
+        if self.mode == "replay":
+            raise NotRecorded(self._miss(request.node, body))
+        try:
+            return await self._ask(request, on_text, body)
+        except ModelError as exc:
+            raise NotRecorded(f"{self._miss(request.node, body)}; asking the model failed: {exc}") from None
+
+    async def _ask(self, request: ChatRequest, on_text: Callable[[str], None], body: dict[str, Any]) -> Completion:
+        """The model's reply, streamed on as it comes and kept."""
         pieces: list[str] = []
 
         def seen(piece: str) -> None:
             pieces.append(piece)
             on_text(piece)
 
-        try:
-            completion = await self.model.complete(request, seen)
-        except ModelError as exc:
-            if self.mode == "record":
-                raise
-            raise NotRecorded(f"{self._miss(request.node, body)}; asking the model failed: {exc}") from None
+        completion = await self.model.complete(request, seen)
         self._keep(request.node, body, pieces, completion)
         return completion
 
