@@ -99,8 +99,8 @@ Grader = Callable[[Sample], "bool | Verdict | Awaitable[bool | Verdict]"]
 def wilson(passed: int, total: int, z: float = 1.96) -> tuple[float, float]:
     """The Wilson score interval of a pass rate: ``passed`` of ``total`` at ``z`` (1.96: 95%).
 
-    >>> [round(x, 3) for x in wilson(0, 10)]
-    [0.0, 0.278]
+    ``wilson(0, 10)`` is about ``(0.0, 0.278)``: none of ten passed, and the rate may still be
+    28%; ``wilson(0, 0)`` is ``(0.0, 1.0)``, nothing known.
     """
     if total == 0:
         return 0.0, 1.0
