@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from .checkpoint.sqlite import SQLiteCheckpointer
     from .decision import decisions
     from .events import Event, parse_ndjson
-    from .llm import MessagesState, OpenAIModel, ScriptedModel, llm_node, tool
+    from .llm import MessagesState, OpenAIModel, ScriptedModel, llm_node, recorded, tool
     from .pauses import Approval, Pause
 
 __version__ = "0.1.0"
@@ -119,6 +119,7 @@ __all__ = [
     "merge",
     "overwrite",
     "parse_ndjson",
+    "recorded",
     "register_secret",
     "set_answer_limit",
     "set_identity",
@@ -140,6 +141,7 @@ _LAZY = {
     "OpenAIModel": "llm",
     "ScriptedModel": "llm",
     "llm_node": "llm",
+    "recorded": "llm",
     "tool": "llm",
     "PostgresCheckpointer": "checkpoint.postgres",
     "RedisCheckpointer": "checkpoint.redis",

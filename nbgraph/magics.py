@@ -6,6 +6,8 @@ Every magic has a Python equivalent:
 magic                                       Python
 ==========================================  ===============================================
 ``%%graph NAME`` cell                       ``NAME = nbgraph.dsl.parse(cell, globals(), "NAME")``
+``%%graph NAME --record PATH`` cell         ``model=nbgraph.recorded(M, PATH, mode=MODE)`` for the graph, M its
+                                            ``--model`` (else the environment's), MODE its ``--record-mode``
 ``%%node NAME`` cell                        a ``def NAME(state, ctx): ...`` (or ``llm_node(...)``)
 ``%graph run NAME [INPUT] [--thread T]``    ``run = NAME.start(INPUT)`` (``NAME.invoke`` outside Jupyter)
 ``%graph show NAME``                        ``display(NAME)``
@@ -61,6 +63,18 @@ __all__ = ["GraphMagics", "load_ipython_extension"]
     "--checkpointer",
     help="memory, sqlite:PATH, redis://HOST:PORT/DB, postgresql://HOST/DB, or an expression naming a checkpointer",
 )
+@argument(
+    "--record",
+    metavar="PATH",
+    help="keep the model's exchanges in the NDJSON recording PATH, or give them back from it (see --record-mode)",
+)
+@argument(
+    "--record-mode",
+    choices=("record", "replay", "missing"),
+    default="missing",
+    help="record: call the model, PATH started afresh; replay: never call it; missing (the default): replay "
+    "what PATH holds, record the rest",
+)
 def _graph_cell_args() -> None:
     """``%%graph NAME [options]``: define a graph from edge lines."""
 
@@ -95,6 +109,7 @@ Cell magic -- define a graph (the edges are the diagram)::
     %%graph NAME [--state MODEL] [--max-steps N] [--on-max-steps return_last|raise|flag]
                  [--max-same-node N] [--model EXPR] [--settle fail_fast|all]
                  [--max-concurrency N] [--checkpointer SPEC]
+                 [--record PATH [--record-mode record|replay|missing]]
     START -> research
     research -> analyze if state.has_findings   # the condition text is the label
     research -> summarize                       # fallback: first match wins
@@ -204,6 +219,8 @@ class GraphMagics(Magics):
             options["max_concurrency"] = _positive(args.max_concurrency, f"%%graph {args.name}: --max-concurrency")
         if args.checkpointer:
             options["checkpointer"] = self._checkpointer(args.checkpointer)
+        if args.record:
+            options["model"] = self._recorded(args.name, options.get("model"), args.record, args.record_mode)
         nodes, overridden = self._node_cells_for(args.name)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -481,6 +498,18 @@ class GraphMagics(Magics):
             return eval(expr, self._ns)  # the user's own expression, in their namespace
         except Exception as exc:
             raise UsageError(f"{what}: could not evaluate {expr!r}: {type(exc).__name__}: {exc}") from None
+
+    def _recorded(self, graph: str, model: Any, path: str, mode: str) -> Any:
+        """The graph's model, recorded: the one ``--model`` gives, or the one its LLM nodes would
+        call without it (the environment's); a replay without ``--model`` takes the recording's."""
+        from .llm import ModelError, recorded, resolve_model
+
+        try:
+            if model is not None or mode != "replay":
+                model = resolve_model(model)
+            return recorded(model, path, mode=mode)  # type: ignore[arg-type]  (a choice of the parser)
+        except (ValueError, TypeError, ModelError) as exc:
+            raise UsageError(f"%%graph {graph}: --record {path}: {exc}") from None
 
     def _checkpointer(self, spec: str) -> Any:
         if spec == "memory":

@@ -149,6 +149,9 @@ class OpenAIServer:
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True  # a handler stuck on a slow client never keeps the interpreter alive
+    # Connections a batch opens at once wait to be accepted, as at a real endpoint (socketserver's 5
+    # refuses the rest when the machine is busy).
+    request_queue_size = 128
 
     def __init__(self, owner: OpenAIServer, port: int) -> None:
         self.owner = owner

@@ -17,8 +17,21 @@ from pathlib import Path
 import pydantic
 import pytest
 import ray
+from openai_server import OpenAIServer
+from openai_server import Reply as ServerReply
 
-from nbgraph import END, START, Graph, MemoryCheckpointer, RedisCheckpointer, SQLiteCheckpointer
+from nbgraph import (
+    END,
+    START,
+    Graph,
+    MemoryCheckpointer,
+    MessagesState,
+    OpenAIModel,
+    RedisCheckpointer,
+    SQLiteCheckpointer,
+    llm_node,
+    recorded,
+)
 from nbgraph.batch import Batch
 from nbgraph.batch.ray import RayExecutor
 
@@ -202,3 +215,47 @@ def test_a_store_the_workers_cannot_reach_is_refused_with_what_to_pass(tmp_path)
             g.batch([{"n": 1}], checkpointer=store, executor="ray", progress=False)
         assert why in str(caught.value)
         assert "pass checkpointer=RedisCheckpointer('redis://host:6379/0')" in str(caught.value)
+
+
+def agent(model) -> Graph:
+    g = Graph("ray-agent", state=MessagesState, model=model)
+    g.add_node("agent", llm_node("You answer travellers."))
+    g.add_edge(START, "agent")
+    g.add_edge("agent", END)
+    return g
+
+
+def about(request: dict) -> ServerReply:
+    return ServerReply(text=f"About {request['messages'][-1]['content']}")
+
+
+def test_a_batch_recorded_on_ray_workers_replays_there_with_the_server_stopped(cluster, redis_url, tmp_path):
+    # The workers record into the driver's file (one machine here); the replay ships the recording
+    # itself with the model, so a worker needs neither the file, the server nor a key.
+    path = tmp_path / "ray.ndjson"
+    store = RedisCheckpointer(redis_url, prefix=PREFIX)
+    cities = {
+        city: {"messages": [{"role": "user", "content": f"{city}?"}]} for city in ("Paris", "Lyon", "Rome", "Oslo")
+    }
+    with OpenAIServer(about) as server:
+        model = OpenAIModel(
+            "gpt-4o-mini", base_url=server.base_url, api_key="sk-proj-RAYk9Rv2LmTq7XbWnQxZw", max_retries=0
+        )
+        first = agent(recorded(model, path, mode="record")).batch(
+            cities, checkpointer=store, batch="ray-record", executor="ray", progress=False, table="rows"
+        )
+        assert len(server.requests) == len(cities)
+    assert [row.outcome for row in first] == ["done"] * len(cities), [row.error for row in first]
+    assert "sk-proj-RAY" not in path.read_text()
+
+    offline = recorded(None, path, mode="replay")
+    assert offline.exchanges == len(cities)
+    second = agent(offline).batch(
+        cities, checkpointer=store, batch="ray-replay", executor="ray", progress=False, table="rows"
+    )
+    assert [(row.outcome, row.path, row.tokens, row.cost) for row in second] == [
+        (row.outcome, row.path, row.tokens, row.cost) for row in first
+    ]
+    for row in second:
+        kept = store.get(row.thread)
+        assert kept is not None and kept.state["messages"][-1]["content"] == f"About {row.input_id}?"

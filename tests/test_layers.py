@@ -55,6 +55,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "nbgraph.inspection",
             "nbgraph.inspection.*",
             "nbgraph.replay",
+            "nbgraph.side_by_side",
         },
     ),
     ("models and tools", {"nbgraph.llm", "nbgraph.llm.*"}),
@@ -74,6 +75,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     ),
     # Above all that runs: the engine reaches it only through the hooks it installs.
     ("traces for other tools", {"nbgraph.otel"}),
+    # Loaded by pytest (its pytest11 entry point), in a user's tests.
+    ("the test plugin", {"nbgraph.testing"}),
     (
         "the notebook layer",
         {

@@ -304,6 +304,35 @@ model = ScriptedModel([Reply(tool_calls=[("get_weather", {"city": "Oslo"})]), "P
         assert model.calls[0].messages[0].content == "You plan trips."
         assert model.calls[1].messages[-1].content == "Sunny in Oslo"
 
+    def test_record_keeps_the_models_exchanges_and_replays_them_as_recorded_does(self, shell, tmp_path):
+        path = tmp_path / "trip.ndjson"
+        shell.run_cell(
+            "from nbgraph import ScriptedModel\nmodel = ScriptedModel(['Pack a coat.'])", store_history=False
+        )
+        shell.run_cell_magic("node", "planner --llm", "You plan trips.\n")
+        shell.run_cell_magic(
+            "graph", f"trip --model model --record {path} --record-mode record", "START -> planner -> END"
+        )
+        first = shell.user_ns["trip"].invoke({"messages": ["Oslo?"]})
+        assert first.state["messages"][-1].content == "Pack a coat."
+        # The Python equivalent reads the same file; the magic without --model replays the recording's model.
+        from nbgraph import recorded
+
+        assert recorded(None, path, mode="replay").exchanges == 1
+        shell.run_cell_magic("graph", f"again --record {path} --record-mode replay", "START -> planner -> END")
+        model = shell.user_ns["again"].model
+        assert repr(model) == f"recorded(None (replaying 'scripted'), {str(path)!r}, mode='replay')"
+        second = shell.user_ns["again"].invoke({"messages": ["Oslo?"]})
+        assert second.state["messages"][-1].content == "Pack a coat." and model.replayed == 1
+        assert len(shell.user_ns["model"].calls) == 1  # the scripted model was called once, to record
+
+    def test_record_of_a_file_that_is_no_recording_is_a_usage_error(self, shell, tmp_path, capsys):
+        other = tmp_path / "other.txt"
+        other.write_text("hello\n")
+        run(shell, f"%%graph bad --record {other} --record-mode replay\nSTART -> research -> END\n")
+        err = capsys.readouterr().err
+        assert f"UsageError: %%graph bad: --record {other}: {other}, line 1 is not JSON" in err
+
     def test_tools_need_llm(self, shell, capsys):
         run(shell, "%%node n --tools a,b\nreturn None\n")
         assert "--tools only applies to --llm nodes" in capsys.readouterr().err

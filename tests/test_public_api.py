@@ -71,6 +71,7 @@ EXPECTED_NAMES = {
     "merge",
     "overwrite",
     "parse_ndjson",
+    "recorded",
     "register_secret",
     "set_answer_limit",
     "set_identity",

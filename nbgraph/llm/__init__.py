@@ -29,6 +29,7 @@ from .model import (
 )
 from .node import MAX_EMPTY_REPLIES, llm_node, parse_wrappers
 from .openai_model import OpenAIModel
+from .recorded import NotRecorded, RecordedModel, recorded
 from .resolve import demo_model, resolve_model
 from .tools import Tool, tool
 
@@ -45,7 +46,9 @@ __all__ = [
     "Message",
     "MessagesState",
     "ModelError",
+    "NotRecorded",
     "OpenAIModel",
+    "RecordedModel",
     "Reply",
     "ScriptedModel",
     "SystemMessage",
@@ -59,6 +62,7 @@ __all__ = [
     "llm_node",
     "mcp_tools",
     "parse_wrappers",
+    "recorded",
     "resolve_model",
     "to_openai",
     "tool",

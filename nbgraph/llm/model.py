@@ -47,6 +47,9 @@ class ChatRequest:
     """Tool definitions in the chat-completions ``tools`` format."""
     tool_choice: str = "auto"
     """``auto``, ``required`` or ``none``."""
+    node: str | None = None
+    """The graph node that asks, by path (an LLM node fills it in); not sent to the model: a recording
+    names it, and a request it cannot answer says which node asked."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -187,7 +187,10 @@ def llm_node(
 
         def request(choice: str) -> ChatRequest:
             return ChatRequest(
-                messages=[*head, *past, *turn.new], tools=schemas if choice != "none" else (), tool_choice=choice
+                messages=[*head, *past, *turn.new],
+                tools=schemas if choice != "none" else (),
+                tool_choice=choice,
+                node=ctx.path,
             )
 
         while True:
@@ -369,9 +372,7 @@ class _Turn:
                     f"{self.model.name!r} (nudged {MAX_EMPTY_REPLIES} times{ignored})"
                 )
             self.new.append(UserMessage(content=NO_TOOLS_NUDGE if dropped else EMPTY_REPLY_NUDGE))
-            request = ChatRequest(
-                messages=[*request.messages, self.new[-1]], tools=request.tools, tool_choice=request.tool_choice
-            )
+            request = dataclasses.replace(request, messages=[*request.messages, self.new[-1]])
 
     def _drop(self, calls: Sequence[Any]) -> None:
         """Leave out the calls of a reply asked for without tools, and say so in an error event."""

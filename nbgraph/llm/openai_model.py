@@ -56,12 +56,27 @@ class OpenAIModel:
         self.params = params
         self.__key = api_key or os.environ.get("OPENAI_API_KEY") or None
         self._redactor = Redactor(self.__key)
-        for secret in (self.__key, *url_credentials(url or "")):
-            if secret:
-                register_secret(secret)  # (what a node or a tool quotes of it is redacted too)
+        self._register()
         # One client per event loop: its pooled connections belong to the loop that
         # opened them (a notebook's kernel loop, the loop synchronous runs use, ...).
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+
+    def _register(self) -> None:
+        for secret in (self.__key, *url_credentials(self.__url or "")):
+            if secret:
+                register_secret(secret)  # (what a node or a tool quotes of it is redacted too)
+
+    # A model travels to another process (a Ray worker) without its clients, whose connections
+    # belong to this process's loops; there its key is a secret again.
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["_clients"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._clients = weakref.WeakKeyDictionary()
+        self._register()
 
     def __repr__(self) -> str:
         where = f", base_url={self.base_url!r}" if self.base_url else ""
