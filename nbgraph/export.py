@@ -19,7 +19,8 @@ from .plan import NodeSpec
 __all__ = ["DAG_SCHEMA_VERSION", "find_problems", "history_table", "routing_problems", "to_dag", "to_mermaid"]
 
 DAG_SCHEMA_VERSION = "1.3"
-"""1.3 added ``problems`` to every level of the DAG (1.2: sub-graphs, fan-out, joins, maps)."""
+"""1.3 added ``problems`` to every level of the DAG (1.2: sub-graphs, fan-out, joins, maps), and
+later ``denied`` edges (optional: a reader that does not know them draws a plain edge)."""
 
 
 def _specs(graph: Any) -> Mapping[str, NodeSpec]:
@@ -49,6 +50,9 @@ def _edges(graph: Any, specs: Mapping[str, NodeSpec]) -> list[dict[str, Any]]:
     for name, spec in specs.items():
         for target in spec.destinations or ():
             edges.append({"from": name, "to": target, "label": "goto", "unconditional": False, "goto": True})
+        if spec.on_deny is not None:
+            # Where a person's "no" sends the run: the step's record fires it as the edge of its node.
+            edges.append({"from": name, "to": spec.on_deny, "label": "denied", "unconditional": False, "denied": True})
     return edges
 
 
@@ -63,11 +67,12 @@ def to_dag(
     ``each=`` edge runs once per item; a sub-graph node (kind ``"graph"``) holds its
     graph's own ``{"name", "nodes", "edges", "problems"}`` under ``graph`` (counted from
     the steps inside it), and ``mapping`` when it has input/output mappings. Edges:
-    ``{"from", "to", "label", "unconditional", "router"?, "goto"?, "fanout"?, "each"?,
-    "join"?, "fired"?, "dynamic"?}``: every arm of a fan-out lists all its targets in
-    ``fanout``, every arm into a join all its sources in ``join``; ``goto`` edges are
-    the destinations a node declared for its ``Goto`` commands, ``dynamic`` ones were
-    taken without being declared (``Goto``, ``Send``, a router without targets).
+    ``{"from", "to", "label", "unconditional", "router"?, "goto"?, "denied"?, "fanout"?,
+    "each"?, "join"?, "fired"?, "dynamic"?}``: every arm of a fan-out lists all its targets
+    in ``fanout``, every arm into a join all its sources in ``join``; ``goto`` edges are
+    the destinations a node declared for its ``Goto`` commands, ``denied`` ones lead from
+    a node a person approves to its ``on_deny`` target (label ``"denied"``), ``dynamic``
+    ones were taken without being declared (``Goto``, ``Send``, a router without targets).
 
     ``problems`` (every level has the list, maybe empty) are ``{"kind", "message",
     "node"?, "edge"?: {"from", "to"}}``: what :func:`find_problems` sees in the shape,
@@ -301,7 +306,8 @@ def _mermaid_text(text: str) -> str:
 
 def to_mermaid(graph: Any) -> str:
     """Mermaid ``flowchart TD``: condition labels on edges, dashed unconditional edges,
-    dotted ``goto`` edges for the destinations a node declared, thick edges for the
+    dotted ``goto`` edges for the destinations a node declared and ``denied`` ones to
+    where a person's denial sends the run (``on_deny``), thick edges for the
     arms of a fan-out, a map (``each``) and a join, a ``subgraph`` block per sub-graph
     node (its own START, nodes and END inside; the parent's edges meet the block)."""
     lines = ["flowchart TD"]
@@ -332,6 +338,8 @@ def _mermaid_body(graph: Any, scope: str, indent: str, lines: list[str]) -> None
         label = _mermaid_text(edge["label"] or "")
         if edge.get("goto"):
             lines.append(f"{indent}{a} -. goto .-> {b}")
+        elif edge.get("denied"):
+            lines.append(f"{indent}{a} -. denied .-> {b}")
         elif edge.get("fanout") or edge.get("each") or edge.get("join"):
             lines.append(f'{indent}{a} ==>|"{label}"| {b}' if label else f"{indent}{a} ==> {b}")
         elif edge["unconditional"]:

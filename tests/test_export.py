@@ -8,8 +8,8 @@ from typing import Annotated
 
 import pydantic
 
-from nbgraph import END, START, Goto, Graph, Send, append, parse_ndjson
-from nbgraph.export import find_problems
+from nbgraph import END, START, Goto, Graph, Resume, Send, append, parse_ndjson
+from nbgraph.export import find_problems, to_dag
 
 
 class Items(pydantic.BaseModel):
@@ -50,6 +50,17 @@ def shaped_graph() -> Graph:
 
 def edges_of(dag):
     return {(e["from"], e["to"]): e for e in dag["edges"]}
+
+
+def refund_desk() -> Graph:
+    """big_refund asks a person first; a denial sends the run to hand_over, which no edge leads to."""
+    g = Graph("desk", state=Items)
+    g.add_node("big_refund", lambda s: {"done": ["paid"]}, approval="before", on_deny="hand_over")
+    g.add_node("hand_over", lambda s: {"done": ["handed over"]})
+    g.add_edge(START, "big_refund")
+    g.add_edge("big_refund", END)
+    g.add_edge("hand_over", END)
+    return g
 
 
 class TestDag:
@@ -153,6 +164,26 @@ class TestDag:
         taken = edges_of(undeclared.invoke({}).to_dag())[("plan", "work")]
         assert (taken["dynamic"], taken["fired"]) == (True, 1)
 
+    def test_a_denial_is_drawn_as_an_edge_to_its_target_and_counted_once_taken(self):
+        g = refund_desk()
+        edge = edges_of(g.to_dag())[("big_refund", "hand_over")]
+        assert edge == {
+            "from": "big_refund",
+            "to": "hand_over",
+            "label": "denied",
+            "unconditional": False,
+            "denied": True,
+        }
+        assert edges_of(to_dag(g.compile()))[("big_refund", "hand_over")]["denied"] is True  # the plan draws it too
+        assert find_problems(g) == []  # hand_over is reached, by a denial
+        paused = g.invoke({})
+        denied = g.invoke(Resume(paused, False))
+        assert denied.path == ["big_refund", "hand_over"]
+        drawn = edges_of(denied.to_dag())
+        assert drawn[("big_refund", "hand_over")]["fired"] == 1
+        assert drawn[("big_refund", END)]["fired"] == 0
+        assert not any(edge.get("dynamic") for edge in drawn.values())  # the denial took the drawn edge
+
     def test_a_send_outside_the_declared_destinations_fails_the_run(self):
         g = Graph("strict", state=Items)
         g.add_node("plan", lambda s: [Send("work", "p"), Send("other", "q")], destinations=["work"])
@@ -193,6 +224,11 @@ class TestMermaid:
             assert f"    {edge}" in lines
         assert '    n_merge ==>|"each item"| n_work' in lines
         assert '    n_work[["work ×N"]]' in lines
+
+    def test_a_denial_is_a_dotted_edge_labelled_denied(self):
+        lines = refund_desk().to_mermaid().splitlines()
+        assert "    n_big_refund -. denied .-> n_hand_over" in lines
+        assert "    n_hand_over -.-> __end__" in lines
 
     def test_node_ids_stay_unique_across_levels(self):
         text = shaped_graph().to_mermaid()

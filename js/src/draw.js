@@ -32,10 +32,12 @@ function describe(node, badges) {
 
 /**
  * An edge's classes: how it is drawn (a `goto` dotted, an unconditional one dashed, a
- * `dynamic` one, discovered while running because the graph does not declare it, dash-dot).
+ * `denied` one, where a person's denial sends the run, long-dashed in the colour of a
+ * refusal, a `dynamic` one, discovered while running because the graph does not declare
+ * it, dash-dot).
  */
 export function edgeClass(edge) {
-  let style = edge.goto ? " nbg-goto" : edge.unconditional && !edge.each ? " nbg-unconditional" : "";
+  let style = edge.goto ? " nbg-goto" : edge.denied ? " nbg-denied" : edge.unconditional && !edge.each ? " nbg-unconditional" : "";
   if (edge.each) style += " nbg-each";
   if (edge.fanout && edge.fanout.length > 1) style += " nbg-fanout";
   if (edge.join && edge.join.length > 1) style += " nbg-join";
@@ -47,6 +49,7 @@ export function edgeClass(edge) {
 export function edgeTip(edge) {
   const text = edgeLabel(edge);
   const title = `${nodeTitle(edge.from)} \u2192 ${nodeTitle(edge.to)}${text ? `: ${text}` : ""}`;
+  if (edge.denied) return `${title} \u2014 where the run goes when a person denies ${nodeTitle(edge.from)}`;
   if (!edge.dynamic) return title;
   return `${title} \u2014 ${edge.note || "discovered while running: the graph does not declare it"}`;
 }
