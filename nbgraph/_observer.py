@@ -31,11 +31,14 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from ._decided import DecisionLog, standing_rows
+from .answering import identity
+from .decisions import decided_in
 from .errors import NbgraphError
 from .history import tally, tally_within
 
 if TYPE_CHECKING:
-    from .viewed import ViewedRun
+    from .viewed import ViewedApprovals, ViewedRun
     from .widget import GraphView
 
 __all__ = ["Browser", "RunObserver", "edge_key", "exit_line", "place"]
@@ -105,7 +108,8 @@ class RunObserver:
     It reads the steps from ``run.history`` and the nodes under way from
     ``run.running`` / ``run.branches`` when it flushes, so a step costs the run
     nothing; it listens only for the rare events (streamed text, tool calls, pauses,
-    errors, the end), and flushes at once on pauses and at the end.
+    answers and their decisions, errors, the end), and flushes at once on pauses, answers
+    and at the end. ``approvals``: where the run's standing approvals are read (None: it has none).
     """
 
     def __init__(
@@ -116,9 +120,11 @@ class RunObserver:
         max_rate: float = 20.0,
         carry: RunObserver | None = None,
         seen: int | None = None,
+        approvals: ViewedApprovals | None = None,
     ) -> None:
         self.view = view
         self.run = run
+        self.approvals = approvals
         self.interval = 1.0 / max_rate
         self.flushes = 0
         self._loop = asyncio.get_running_loop()
@@ -156,6 +162,11 @@ class RunObserver:
         self._headless_wait = _headless_wait()
         self._no_browser: asyncio.TimerHandle | None = None
         self._ended_pauses: tuple[Any, ...] = ()
+        # The thread's decisions so far (a resumed thread's, a fork's shared steps'), then each as it is made.
+        # (A resume's log goes on from the one of the run it continues, whose observer is done with it.)
+        self.decisions = carry.decisions if carry is not None else DecisionLog()
+        self.decisions.add(decided_in(run.history) if self._seen else ())
+        self._decisions_sent = -1
         if carry is not None:  # a resume of the run ``carry`` showed: its counts and log go on
             self._visits, self._fired, self._costs = dict(carry._visits), dict(carry._fired), dict(carry._costs)
             self._reruns, self._log = dict(carry._reruns), carry._log
@@ -188,6 +199,7 @@ class RunObserver:
             self._log.append(f"      tool {event.name} failed: {str(event.result)[:80]}")
         elif kind == "interrupt":
             pause = event.pause
+            self.decisions.asked(pause)
             where = ", ".join(part for part in (pause.path if "/" in pause.path else None, pause.branch) if part)
             self._log.append(f"      waiting{f' ({where})' if where else ''}: {pause.prompt}")
             if not Browser.seen and self._no_browser is None and self._headless_wait > 0:
@@ -195,7 +207,14 @@ class RunObserver:
             self._flush()
         elif kind == "answer":
             where = ", ".join(part for part in (event.path if "/" in event.path else None, event.branch) if part)
-            self._log.append(f"      answered{f' ({where})' if where else ''}")
+            decision = event.decision
+            said = ""
+            if decision is not None:  # (no clock time: a picture of the view is the same every time)
+                why = f": {decision.reason[:80]}" if decision.reason else ""
+                said = f": {decision.verdict} by {decision.by} ({decision.via}){why}"
+            self._log.append(f"      answered{f' ({where})' if where else ''}{said}")
+            if decision is not None:
+                self.decisions.add((decision,))
             self._flush()
         elif kind == "error":
             self._log.append(f"      error: {event.error}")
@@ -225,6 +244,8 @@ class RunObserver:
             self._ended = result.replay()
         except (NbgraphError, ValueError, TypeError) as exc:  # the view still shows the run without a slider
             self._log.append(f"      no replay: {exc}")
+        else:
+            self.decisions.place(self._ended.records)  # each decision at the frame of the record that keeps it
         with self.view.hold_sync():
             self.view.problems = [problem.model_dump(mode="json") for problem in result.problems()]
             self._flush()
@@ -321,9 +342,11 @@ class RunObserver:
                 self._progress[path] = batch
         self._seen += len(fresh)
 
-    def _snapshot(self) -> tuple[tuple[str, ...], tuple[Any, ...], tuple[Any, ...]]:
+    def _snapshot(self) -> tuple[tuple[str, ...], tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]]:
         run = self.run
-        return tuple(dict.fromkeys(run.running)), tuple(run.branches), run.pauses
+        # (Standing approvals change from code too, run.allow / run.revoke, while a pause waits.)
+        standing = self.approvals.standing if self.approvals is not None else ()
+        return tuple(dict.fromkeys(run.running)), tuple(run.branches), run.pauses, standing
 
     def _tick(self) -> None:
         self._handle = None
@@ -349,7 +372,7 @@ class RunObserver:
         self._dirty = False
         status["elapsed"] = round(now - self._t0, 2)
         status["step"] = run.step
-        self._sent = running, branches, pending = self._snapshot()
+        self._sent = running, branches, pending, standing = self._snapshot()
         if not self._done:
             status["state"] = "paused" if pending else "running"
             # An approval waits on a node that has already run: keep it highlighted.
@@ -381,6 +404,13 @@ class RunObserver:
             }
             view.text = "".join(self._text)
             view.log = [line if isinstance(line, str) else exit_line(*line) for line in self._log]
+            view.standing = rows = standing_rows(standing) if not self._done else []
+            view.identity = identity()
+            decisions = self.decisions
+            decisions.standing(rows)
+            if decisions.version != self._decisions_sent:
+                view.decisions = decisions.rows()
+                self._decisions_sent = decisions.version
             if self._ended is not None:
                 view.show_frames(self._ended)
                 self._ended = None

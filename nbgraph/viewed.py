@@ -5,9 +5,10 @@ feeds it meet a run only through :class:`ViewedRun`: its progress (steps recorde
 far, the nodes running, the open pauses), the rare events it announces, the verbs a
 click sends (answer, stop, steer) and how it ended. The engine's :class:`~nbgraph.Run`
 gives one (``run.viewed``); a run of another engine drawn by the same view (:mod:`nbgraph.langgraph`) is
-another. What only the engine can do with a run (inspect a step, fork, resume) stays
-with the view that shows the engine's runs, and a view of another engine's runs brings
-its own.
+another. What only the engine can do with a run (inspect a step, fork, resume, answer with a
+record of who decided and why, list and revoke standing approvals, :class:`ViewedApprovals`)
+stays with the view that shows the engine's runs, and a view of another engine's runs
+brings its own.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from .pauses import Pause
     from .plan import Breakpoints
 
-__all__ = ["ViewedPlan", "ViewedResult", "ViewedRun"]
+__all__ = ["ViewedApprovals", "ViewedPlan", "ViewedResult", "ViewedRun"]
 
 
 class ViewedPlan(Protocol):
@@ -159,7 +160,23 @@ class ViewedRun(Protocol):
     def result(self) -> ViewedResult: ...
 
 
+class ViewedApprovals(Protocol):
+    """A run's standing approvals, as the view lists them and revokes them by a click (the
+    engine's :class:`~nbgraph.Run` has them; a run of another engine drawn in the view has none)."""
+
+    @property
+    def standing(self) -> tuple[Any, ...]:
+        """The standing approvals in force, oldest first: each with ``id``, ``tool``, ``scope``,
+        ``by``, ``at``, ``when`` and ``reason``."""
+        ...
+
+    def revoke(self, standing: str) -> None:
+        """End the standing approval ``standing`` (its id): later calls of its tool ask again."""
+        ...
+
+
 if TYPE_CHECKING:
-    from .engine import RunView
+    from .engine import Run, RunView
 
     _ENGINE_RUN: type[ViewedRun] = RunView  # the engine's runs, as their view sees them
+    _ENGINE_APPROVALS: type[ViewedApprovals] = Run

@@ -26,10 +26,12 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
+from ._decided import DecisionLog
 from ._observer import Browser, RunObserver, edge_key, exit_line, place
 from ._redefined import graph_redefined, latest_definition, node_redefined, run_views
+from .answering import Given
 from .engine import Fork, Resume, Run
-from .errors import NbgraphError
+from .errors import NbgraphError, ResumeError
 from .export import to_dag, to_mermaid
 from .secrets import redact
 
@@ -167,6 +169,15 @@ class GraphView(anywidget.AnyWidget):
     redefined = traitlets.Dict().tag(sync=True)
     """The run's graph was redefined while it waited: ``graph``, ``step`` (where a fork onto the
     new definition starts) and ``note``; the view offers that fork. Empty otherwise."""
+    decisions = traitlets.Dict().tag(sync=True)
+    """The run's decision log: ``rows``, the latest decisions (who, verdict, where, when, via,
+    reason, edits, the replay ``frame`` that keeps each once there are frames), and ``earlier``,
+    how many are left out (``run.decisions`` has them all)."""
+    standing = traitlets.List().tag(sync=True)
+    """The standing approvals in force while the run goes on (``run.standing``): id, tool,
+    scope, by, at, reason, when; each with a Revoke button."""
+    identity = traitlets.Unicode("").tag(sync=True)
+    """Who answers from this kernel (:func:`nbgraph.answering.identity`), as a pause's box says."""
 
     def __init__(self, graph: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -196,10 +207,13 @@ class GraphView(anywidget.AnyWidget):
         those before the run)."""
         if self.observer is not None:
             self.observer.detach()
-        # An engine run is also inspected, forked and resumed here: those go to the run itself.
+        # An engine run is also inspected, forked, resumed, answered with a record of who decided
+        # and why, and its standing approvals revoked here: those go to the run itself.
         self._run = run if isinstance(run, Run) else None
         viewed = run.viewed if isinstance(run, Run) else run
-        observer = self.observer = RunObserver(self, viewed, max_rate=self._max_rate, carry=carry, seen=seen)
+        observer = self.observer = RunObserver(
+            self, viewed, max_rate=self._max_rate, carry=carry, seen=seen, approvals=self._run
+        )
         self.can_fork = run.checkpointer is not None
         run_views.add(self)
         return observer
@@ -232,6 +246,9 @@ class GraphView(anywidget.AnyWidget):
         """
         self.show_frames(frames)
         records = frames.records
+        log = DecisionLog()
+        log.place(records)
+        self.decisions = log.rows()
         top = [record for record in records if "/" not in record.path]
         self.status = {
             "state": "done",
@@ -261,13 +278,16 @@ class GraphView(anywidget.AnyWidget):
     # -- clicks from the browser -----------------------------------------------------
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        # A refused answer names its pause, so the box that sent it says why.
+        pause_id = content.get("pause_id") if isinstance(content, dict) else None
+        about = {"pause_id": pause_id} if isinstance(pause_id, str) else {}
         try:
             self.handle(content)
         except MessageError as exc:
             _log.warning("refused a message: %s", redact(str(exc)))
-            self._reply({"type": "error", "message": redact(str(exc))})
+            self._reply({"type": "error", "message": redact(str(exc)), **about})
         except (NbgraphError, ValueError, TypeError) as exc:
-            self._reply({"type": "error", "message": redact(str(exc))})
+            self._reply({"type": "error", "message": redact(str(exc)), **about})
 
     def _reply(self, message: dict[str, Any]) -> None:
         self.send(checked("graph", "to_view", message))
@@ -305,13 +325,23 @@ class GraphView(anywidget.AnyWidget):
         return True
 
     def _answer(self, content: dict[str, Any]) -> bool:
-        return self._answer_pause(content["pause_id"], content["value"])
+        return self._answer_pause(content, content["value"])
 
     def _approve(self, content: dict[str, Any]) -> bool:
-        return self._answer_pause(content["pause_id"], {"approved": True, "update": content.get("update")})
+        return self._answer_pause(content, {"approved": True, "update": content.get("update")})
 
     def _deny(self, content: dict[str, Any]) -> bool:
-        return self._answer_pause(content["pause_id"], False)
+        return self._answer_pause(content, False)
+
+    def _revoke(self, content: dict[str, Any]) -> bool:
+        observer = self._observed()
+        if self._run is None:
+            raise ValueError("this view's run has no standing approvals to revoke")
+        revoked = next((s for s in self._run.standing if s.id == content["standing"]), None)
+        self._run.revoke(content["standing"])  # (one not in force is refused, naming those that are)
+        if revoked is not None:
+            observer.note(f"standing approval of {revoked.tool} revoked: its next call waits for a person")
+        return True
 
     def _stop(self, content: dict[str, Any]) -> bool:
         self._observed().run.cancel()
@@ -328,13 +358,32 @@ class GraphView(anywidget.AnyWidget):
             raise ValueError("this view shows a graph, not a run: there is nothing to answer")
         return self.observer
 
-    def _answer_pause(self, pause_id: str, value: Any) -> bool:
+    def _answer_pause(self, content: dict[str, Any], value: Any) -> bool:
+        """Give ``value`` to the pause ``content`` names, as decided on what it showed
+        (``shown``, its digest) and why (``reason``), recorded as given in the view.
+
+        False for a pause that is not open (a stale or duplicate click, ignored). A pause that
+        shows something else now than what was decided on is refused, and says so."""
+        pause_id: str = content["pause_id"]
+        given = Given("view", None, _reason(content.get("reason")), content.get("shown"))
         run = self._observed().run
+        engine = self._run
+        if engine is None:
+            # Another engine's door takes no digest: the view holds the answer to what was shown.
+            asked = run.result().pauses if run.done else run.pauses
+            pause = next((pause for pause in asked if pause.id == pause_id), None)
+            if pause is None:
+                return False
+            _check_shown(pause, given.shown)
+            if run.done:
+                return self._resume(pause_id, value)
+            run.answer(value, pause=pause_id)
+            return True
         if run.done:
-            return self._resume(pause_id, value)
+            return self._resume_given(pause_id, value, given)
         if all(pause.id != pause_id for pause in run.pauses):
             return False  # a stale click: that pause was answered already
-        run.answer(value, pause=pause_id)
+        engine.answer(value, pause=pause_id, shown=given.shown, reason=given.reason, via="view")
         return True
 
     # -- runs started from the view ----------------------------------------------------
@@ -386,7 +435,13 @@ class GraphView(anywidget.AnyWidget):
         return graph if graph is not None else self._builder
 
     def _resume(self, pause_id: str, value: Any) -> bool:
-        """An answer to a pause of a run that has ended ``interrupted``: resume it live, here.
+        """An answer to a pause of a run that has ended ``interrupted``: resume it live, here
+        (a view of another engine's runs resumes them its own way)."""
+        return self._resume_given(pause_id, value, Given("view"))
+
+    def _resume_given(self, pause_id: str, value: Any, given: Given) -> bool:
+        """Resume the view's ended ``interrupted`` run live, here, with ``value`` for ``pause_id``,
+        recorded as ``given`` (and refused if the pause shows something else than ``given.shown``).
 
         As the pause's ``reruns`` said, the node it stopped in runs again from its start.
         False when the pause is not one the run ended waiting for (a stale click).
@@ -399,7 +454,8 @@ class GraphView(anywidget.AnyWidget):
         graph = self.current_graph()
         if graph is None:
             raise ValueError("this view has no graph to resume with")
-        run = graph.start(Resume(result, value, pause=pause_id), display=False)
+        resume = Resume(result, value, pause=pause_id, reason=given.reason, shown=given.shown, via=given.via)
+        run = graph.start(resume, display=False)
         self._bind(run, carry=observer).note(f"resumed from its checkpoint with the answer to {pause_id}")
         return True
 
@@ -501,10 +557,34 @@ _GRAPH_HANDLERS: Mapping[str, Callable[[GraphView, dict[str, Any]], bool]] = han
         "answer": GraphView._answer,
         "approve": GraphView._approve,
         "deny": GraphView._deny,
+        "revoke": GraphView._revoke,
         "stop": GraphView._stop,
         "steer": GraphView._steer,
     },
 )
+
+
+_REASON_CHARS = 2000
+
+
+def _reason(text: Any) -> str | None:
+    """The reason typed in a pause's box (None when left empty)."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    if len(text) > _REASON_CHARS:
+        raise ValueError(
+            f"a reason is at most {_REASON_CHARS:,} characters, this one has {len(text):,}: say why in fewer words"
+        )
+    return text.strip()
+
+
+def _check_shown(pause: Any, shown: str | None) -> None:
+    """Refuse an answer decided on something else than what ``pause`` shows now."""
+    if shown is not None and shown != pause.shown:
+        raise ResumeError(
+            f"pause {pause.id!r} at node {pause.path or pause.node!r} shows something else now than what was "
+            "decided on: look at it again and answer that. Nothing was answered"
+        )
 
 
 def _shown_breakpoints(graph: Any, builder: Any) -> Any:

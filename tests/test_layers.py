@@ -80,6 +80,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     (
         "the notebook layer",
         {
+            "nbgraph._decided",
             "nbgraph._display",
             "nbgraph._observer",
             "nbgraph._redefined",
