@@ -165,7 +165,7 @@ class RunObserver:
         # The thread's decisions so far (a resumed thread's, a fork's shared steps'), then each as it is made.
         # (A resume's log goes on from the one of the run it continues, whose observer is done with it.)
         self.decisions = carry.decisions if carry is not None else DecisionLog()
-        self.decisions.add(decided_in(run.history) if self._seen else ())
+        self.decisions.add(decided_in(run.history) if run.recorded else ())
         self._decisions_sent = -1
         if carry is not None:  # a resume of the run ``carry`` showed: its counts and log go on
             self._visits, self._fired, self._costs = dict(carry._visits), dict(carry._fired), dict(carry._costs)
@@ -371,6 +371,7 @@ class RunObserver:
         self._last_flush = now = time.perf_counter()
         self._dirty = False
         status["elapsed"] = round(now - self._t0, 2)
+        status["clock"] = round(time.time(), 3)  # (the browser counts a deadline down from the kernel's clock)
         status["step"] = run.step
         self._sent = running, branches, pending, standing = self._snapshot()
         if not self._done:

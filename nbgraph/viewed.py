@@ -5,10 +5,9 @@ feeds it meet a run only through :class:`ViewedRun`: its progress (steps recorde
 far, the nodes running, the open pauses), the rare events it announces, the verbs a
 click sends (answer, stop, steer) and how it ended. The engine's :class:`~nbgraph.Run`
 gives one (``run.viewed``); a run of another engine drawn by the same view (:mod:`nbgraph.langgraph`) is
-another. What only the engine can do with a run (inspect a step, fork, resume, answer with a
-record of who decided and why, list and revoke standing approvals, :class:`ViewedApprovals`)
-stays with the view that shows the engine's runs, and a view of another engine's runs
-brings its own.
+another. What only the engine can do with a run (inspect a step, fork, resume, list and revoke
+standing approvals, :class:`ViewedApprovals`) stays with the view that shows the engine's
+runs, and a view of another engine's runs brings its own.
 """
 
 from __future__ import annotations

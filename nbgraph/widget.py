@@ -126,7 +126,8 @@ class GraphView(anywidget.AnyWidget):
     dag = traitlets.Dict().tag(sync=True)
     """DAG JSON of the graph (nodes, edges with labels)."""
     status = traitlets.Dict().tag(sync=True)
-    """state, outcome, reason, step, max_steps, tokens, cost, elapsed, current."""
+    """state, outcome, reason, step, max_steps, tokens, cost, elapsed, current; and ``clock``, the
+    kernel's time (seconds since the epoch) when sent, which a pause's deadline is counted down from."""
     visits = traitlets.Dict().tag(sync=True)
     """node path -> completed executions (``research/search`` inside a sub-graph)."""
     fired = traitlets.Dict().tag(sync=True)
@@ -176,6 +177,9 @@ class GraphView(anywidget.AnyWidget):
     standing = traitlets.List().tag(sync=True)
     """The standing approvals in force while the run goes on (``run.standing``): id, tool,
     scope, by, at, reason, when; each with a Revoke button."""
+    can_stand = traitlets.Bool(False).tag(sync=True)
+    """The view's run takes standing approvals: a tool call's box offers "Approve every later
+    <tool> call in this run"."""
     identity = traitlets.Unicode("").tag(sync=True)
     """Who answers from this kernel (:func:`nbgraph.answering.identity`), as a pause's box says."""
 
@@ -207,14 +211,15 @@ class GraphView(anywidget.AnyWidget):
         those before the run)."""
         if self.observer is not None:
             self.observer.detach()
-        # An engine run is also inspected, forked, resumed, answered with a record of who decided
-        # and why, and its standing approvals revoked here: those go to the run itself.
+        # An engine run is also inspected, forked and resumed here, and its standing approvals
+        # listed and revoked: those go to the run itself.
         self._run = run if isinstance(run, Run) else None
         viewed = run.viewed if isinstance(run, Run) else run
         observer = self.observer = RunObserver(
             self, viewed, max_rate=self._max_rate, carry=carry, seen=seen, approvals=self._run
         )
         self.can_fork = run.checkpointer is not None
+        self.can_stand = self._run is not None
         run_views.add(self)
         return observer
 
@@ -367,23 +372,19 @@ class GraphView(anywidget.AnyWidget):
         pause_id: str = content["pause_id"]
         given = Given("view", None, _reason(content.get("reason")), content.get("shown"))
         run = self._observed().run
-        engine = self._run
-        if engine is None:
-            # Another engine's door takes no digest: the view holds the answer to what was shown.
-            asked = run.result().pauses if run.done else run.pauses
-            pause = next((pause for pause in asked if pause.id == pause_id), None)
+        if run.done:
+            if self._run is not None:
+                return self._resume_given(pause_id, value, given)
+            # Another engine's view resumes its way, from the pause alone: the view holds the
+            # answer to what was shown.
+            pause = next((pause for pause in run.result().pauses if pause.id == pause_id), None)
             if pause is None:
                 return False
             _check_shown(pause, given.shown)
-            if run.done:
-                return self._resume(pause_id, value)
-            run.answer(value, pause=pause_id)
-            return True
-        if run.done:
-            return self._resume_given(pause_id, value, given)
+            return self._resume(pause_id, value)
         if all(pause.id != pause_id for pause in run.pauses):
             return False  # a stale click: that pause was answered already
-        engine.answer(value, pause=pause_id, shown=given.shown, reason=given.reason, via="view")
+        run.answer(value, pause=pause_id, shown=given.shown, reason=given.reason, via=given.via)
         return True
 
     # -- runs started from the view ----------------------------------------------------

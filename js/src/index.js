@@ -6,9 +6,11 @@ import { h, textMeasure } from "./dom.js";
 import { drawGraph, fitLabels, paintRun } from "./draw.js";
 import { layoutGraph } from "./layout.js";
 import { addMarks, paintMarks, problemMarks } from "./marks.js";
+import { createDecisions, renderStanding } from "./decisions.js";
 import { createInspector } from "./inspector.js";
 import {
-  onStepLine, pinLog, renderLog, renderPending, renderStatus, reopenPending, rerunWarning, submitOnEnter,
+  onStepLine, pinLog, renderLog, renderPending, renderStatus, reopenPending, rerunWarning, showRefusal, submitOnEnter,
+  tickPending,
 } from "./panel.js";
 import { receiver, sender } from "./protocol.js";
 import { createSlider } from "./replay.js";
@@ -68,7 +70,12 @@ function renderGraph({ model, el }) {
   redefined.append(redefinedText, forkOnto);
   const legend = h("div", "nbg-fork-legend");
   const slider = createSlider(h, { onMove: () => paint(), onInspect: (frame) => inspector.ask({ frame }) });
-  side.append(redefined, pending, error, inspector.el, legend, textBox, log, controls);
+  // The standing approvals in force (each revocable), and the run's decisions (up to the slider's frame).
+  const standing = h("div", "nbg-standing");
+  standing.setAttribute("role", "group");
+  standing.setAttribute("aria-label", "Standing approvals");
+  const decisions = createDecisions();
+  side.append(redefined, pending, standing, error, inspector.el, legend, decisions.el, textBox, log, controls);
   body.append(canvas, side);
   root.append(header, slider.el, body);
   el.appendChild(root);
@@ -88,6 +95,10 @@ function renderGraph({ model, el }) {
     inspector.ask({ node: group.dataset.node }, group);
   });
   let drawing = null;
+  let skew = 0; // the kernel's clock less this browser's, in seconds: a deadline is the kernel's time
+  const now = () => Date.now() / 1000 + skew;
+  const ticking = setInterval(() => tickPending(pending, now()), 1000);
+  let listed = null; // the decisions and frame last listed
   const open = new Set(); // paths of the sub-graph frames shown open
   const viewport = createViewport(canvas, body);
   const unpinLog = pinLog(log);
@@ -147,6 +158,7 @@ function renderGraph({ model, el }) {
       });
     }
     const going = st.state === "running" || st.state === "paused";
+    showDecisions(shown ? shown.index : null);
     const waiting = (model.get("pending") || []).map((pause) => pause.path || pause.node);
     viewport.track([...new Set([st.current, ...running, ...waiting].filter(Boolean))], going);
     controls.hidden = !live;
@@ -155,7 +167,31 @@ function renderGraph({ model, el }) {
   }
 
   function showPending() {
-    renderPending(pending, model.get("pending") || [], send, (model.get("status") || {}).state === "done");
+    const how = { identity: model.get("identity") || "", now, canStand: Boolean(model.get("can_stand")) };
+    renderPending(pending, model.get("pending") || [], send, (model.get("status") || {}).state === "done", how);
+  }
+
+  function showStanding() {
+    const st = model.get("status") || {};
+    renderStanding(standing, model.get("standing") || [], send, st.state === "running" || st.state === "paused");
+  }
+
+  function showDecisions(frame) {
+    const log = model.get("decisions") || {};
+    if (listed && listed[0] === log && listed[1] === frame) return;
+    listed = [log, frame];
+    decisions.show(log, frame);
+  }
+
+  function readClock() {
+    const st = model.get("status") || {};
+    if (Number.isFinite(st.clock)) skew = st.clock - Date.now() / 1000;
+  }
+
+  function onStatus() {
+    readClock();
+    showStanding();
+    paint();
   }
 
   function showRedefined() {
@@ -191,9 +227,12 @@ function renderGraph({ model, el }) {
       inspector.show(message);
     },
     error(message) {
-      error.textContent = message.message;
-      error.hidden = false;
+      // A refused answer is said in its pause's box; anything else under the boxes.
+      const inBox = message.pause_id && showRefusal(pending, message.pause_id, message.message);
+      error.textContent = inBox ? "" : message.message;
+      error.hidden = Boolean(inBox);
       reopenPending(pending);
+      showStanding(); // (a refused revoke: its button again)
     },
   });
 
@@ -207,7 +246,11 @@ function renderGraph({ model, el }) {
 
   const handlers = [
     ["change:dag", () => drawDag()],
-    ["change:status", paint],
+    ["change:status", onStatus],
+    ["change:identity", showPending],
+    ["change:can_stand", showPending],
+    ["change:standing", showStanding],
+    ["change:decisions", () => paint()],
     ["change:visits", paint],
     ["change:fired", paint],
     ["change:running", paint],
@@ -237,8 +280,10 @@ function renderGraph({ model, el }) {
   ];
   for (const [name, fn] of handlers) model.on(name, fn);
   slider.set(model.get("frames"));
+  readClock();
   drawDag();
   showPending();
+  showStanding();
   showRedefined();
   showLegend();
   showText();
@@ -246,6 +291,7 @@ function renderGraph({ model, el }) {
 
   return () => {
     for (const [name, fn] of handlers) model.off(name, fn);
+    clearInterval(ticking);
     viewport.destroy();
     unpinLog();
     drawing = null;

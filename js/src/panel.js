@@ -1,5 +1,6 @@
 // Everything around the drawing: status line, pending request, log, streamed text, controls.
 import { approvalView } from "./approval.js";
+import { deciding, reasonField } from "./decide.js";
 import { h } from "./dom.js";
 import { foldBox, folding } from "./fold.js";
 import { collected, markField, toolCallView } from "./toolform.js";
@@ -196,9 +197,15 @@ const BREAK_BUTTONS = [
 /** The controls a sent box disables while the kernel answers. */
 const CONTROLS = "button, input, select, textarea";
 
-function pauseBox(pause, send, ended) {
+/**
+ * One pause's box. `how`: `identity` (who answers from this kernel), `now()` (the kernel's
+ * clock, in seconds), `canStand` (the run takes standing approvals). Every answer it sends
+ * carries the digest of what it shows (`shown`) and the reason typed, if any.
+ */
+function pauseBox(pause, send, ended, how) {
   const box = h("div", `nbg-pause nbg-pause-${pause.kind}`);
   box.dataset.pause = pause.id;
+  box.dataset.shown = pause.shown || "";
   box.dataset.path = pause.path || pause.node;
   box.dataset.branch = pause.branch || "";
   box.dataset.ended = String(ended);
@@ -213,6 +220,10 @@ function pauseBox(pause, send, ended) {
   box.addEventListener("keydown", (event) => {
     if (event.key !== "Escape" && !event.ctrlKey && !event.metaKey && !event.altKey) event.stopPropagation();
   });
+  const decider = deciding(pause, how.identity, how.now());
+  box.appendChild(decider.el);
+  box.tick = decider.tick; // (the view calls it once a second)
+  decider.tick(how.now());
   const warning = rerunWarning(pause, ended);
   if (warning) {
     const note = h("div", "nbg-pause-rerun", warning);
@@ -228,16 +239,30 @@ function pauseBox(pause, send, ended) {
   }
   if (pause.kind === "approval") box.appendChild(approvalView(pause));
   const row = h("div", "nbg-pause-actions");
+  let primary = null; // what Enter in the reason field does: the box's one action, if it has one
+  const reason = reasonField(pause, () => primary && primary());
+  // Where the kernel says why it refused this box's answer (it shows something else now, say).
+  const refusal = h("div", "nbg-field-error nbg-pause-refused");
+  refusal.setAttribute("role", "alert");
+  refusal.hidden = true;
   // Once an answer is sent the box's controls wait for the kernel (a stale click is ignored there anyway).
   const answer = (message) => {
+    const why = reason.read();
+    const sent = { ...message, pause_id: pause.id, shown: pause.shown || undefined, reason: why };
+    if (why && pause.kind === "tool" && Array.isArray(message.value)) {
+      sent.value = message.value.map((decided) => ({ ...decided, reason: why })); // (a standing approval keeps it too)
+    }
     box.classList.add("nbg-sent");
     for (const control of box.querySelectorAll(CONTROLS)) control.disabled = true;
-    send({ ...message, pause_id: pause.id });
+    refusal.hidden = true;
+    send(sent);
   };
   if (pause.kind === "budget") {
-    row.appendChild(budgetForm(pause, answer));
+    const form = budgetForm(pause, answer);
+    primary = () => form.requestSubmit();
+    row.appendChild(form);
   } else if (pause.kind === "tool") {
-    toolBox(box, row, pause, answer);
+    primary = toolBox(box, row, pause, answer, how.canStand);
   } else if (pause.kind === "breakpoint") {
     // The same "answer" message as an option: the kernel's run.respond takes the word.
     const edit = pause.takes_update ? stateEdit() : null;
@@ -246,6 +271,7 @@ function pauseBox(pause, send, ended) {
       button.title = title;
       const go = value === "continue" && edit ? () => continueWith(edit, answer) : () => answer({ type: "answer", value });
       button.addEventListener("click", go);
+      if (value === "continue") primary = go;
       row.appendChild(button);
     }
     if (edit) box.appendChild(edit.details);
@@ -254,6 +280,7 @@ function pauseBox(pause, send, ended) {
     const deny = h("button", "nbg-button nbg-deny", "Deny");
     approve.addEventListener("click", () => answer({ type: "approve" }));
     deny.addEventListener("click", () => answer({ type: "deny" }));
+    primary = () => approve.click();
     row.append(approve, deny);
   } else if (pause.options && pause.options.length) {
     for (const option of pause.options) {
@@ -277,27 +304,32 @@ function pauseBox(pause, send, ended) {
       const value = pause.input_kind === "number" ? Number(input.value) : input.value;
       answer({ type: "answer", value });
     });
+    primary = () => form.requestSubmit();
     row.appendChild(form);
   }
-  box.appendChild(row);
+  box.append(reason.el, row, refusal);
   return box;
 }
 
-/** A tool pause: a view per call; with several, each call's choice and one Submit for them all. */
-function toolBox(box, row, pause, answer) {
+/**
+ * A tool pause: a view per call; with several, each call's choice and one Submit for them all.
+ * Returns what Enter in the box's reason field does: approve the one call, or submit them all.
+ */
+function toolBox(box, row, pause, answer, canStand) {
   const calls = pause.tool_calls || [];
   const several = calls.length > 1;
   const views = calls.map((call) =>
     toolCallView(call, {
       several,
       submitOnEnter,
+      canStand,
       decided: (decision) => {
         if (!several) answer({ type: "answer", value: [decision] });
       },
     }),
   );
   for (const view of views) box.appendChild(view.el);
-  if (!several) return;
+  if (!several) return views.length ? views[0].submit : null;
   const submit = h("button", "nbg-button nbg-approve nbg-tool-submit", "Submit decisions");
   submit.title = "Send the decision chosen for each call";
   const missing = h("div", "nbg-field-error nbg-tool-missing");
@@ -310,6 +342,7 @@ function toolBox(box, row, pause, answer) {
     if (made.value) answer({ type: "answer", value: made.value });
   });
   row.append(submit, missing);
+  return () => submit.click();
 }
 
 /**
@@ -318,16 +351,40 @@ function toolBox(box, row, pause, answer) {
  * answer carries the pause id, so a stale click is ignored by the kernel. Boxes are kept
  * by pause id, so answering one leaves what is typed (and the focus) in the others.
  * `ended`: the run has ended `interrupted`, and an answer resumes it from its checkpoint.
+ * `how`: who answers, the kernel's clock and whether the run takes standing approvals (see pauseBox).
  */
-export function renderPending(el, pending, send, ended = false) {
-  // (A box made while the run could wait says another thing than one for an ended run.)
-  const kept = new Map([...el.children].filter((box) => box.dataset.ended === String(ended)).map((box) => [box.dataset.pause, box]));
-  const boxes = pending.map((pause) => kept.get(pause.id) || pauseBox(pause, send, ended));
+export function renderPending(el, pending, send, ended = false, how = {}) {
+  const told = { identity: how.identity || "", now: how.now || (() => Date.now() / 1000), canStand: Boolean(how.canStand) };
+  // (A box made while the run could wait says another thing than one for an ended run; one made
+  // for what a pause showed before, or for another person, is made again.)
+  const same = (box) => box.dataset.ended === String(ended) && box.dataset.identity === told.identity && box.dataset.stand === String(told.canStand);
+  const kept = new Map([...el.children].filter(same).map((box) => [`${box.dataset.pause} ${box.dataset.shown}`, box]));
+  const boxes = pending.map((pause) => {
+    const box = kept.get(`${pause.id} ${pause.shown || ""}`) || pauseBox(pause, send, ended, told);
+    box.dataset.identity = told.identity;
+    box.dataset.stand = String(told.canStand);
+    return box;
+  });
   for (const box of [...el.children]) if (!boxes.includes(box)) box.remove();
   boxes.forEach((box, i) => {
     if (el.children[i] !== box) el.insertBefore(box, el.children[i] || null);
   });
   el.hidden = pending.length === 0;
+}
+
+/** Say in its box why the kernel refused an answer to pause `pauseId`; false if no box shows it. */
+export function showRefusal(el, pauseId, message) {
+  const box = [...el.children].find((child) => child.dataset.pause === pauseId);
+  const refusal = box && box.querySelector(".nbg-pause-refused");
+  if (!refusal) return false;
+  refusal.textContent = message;
+  refusal.hidden = false;
+  return true;
+}
+
+/** Count each box's deadline down to `now` (the kernel's clock, in seconds). */
+export function tickPending(el, now) {
+  for (const box of el.children) if (box.tick) box.tick(now);
 }
 
 /** Let the open requests be answered again (the kernel refused an answer). */

@@ -205,9 +205,21 @@ const decision = (type, rest = {}) => ({ type, ...rest });
  *  - "approve": the call as asked, or as edited (`{type: "edit", arguments}`) when the form's
  *    arguments differ from the model's, once they fit the schema;
  *  - "reject": `{type: "reject", message}`, the message (if any) the model reads as the result;
- *  - "respond": `{type: "respond", message}`, the result given in the tool's place (not empty).
+ *  - "respond": `{type: "respond", message}`, the result given in the tool's place (not empty);
+ *  - "standing": `{type: "approve", standing: "run"}`, the call as asked and every later call
+ *    of its tool in this run (an edited form is refused: a standing approval approves as asked).
  */
 export function decide(call, kind, fields, raws, text = "") {
+  if (kind === "standing") {
+    // "Approve every later call": this call as asked, and a standing approval of its tool.
+    const made = decide(call, "approve", fields, raws);
+    if (made.problems) return made;
+    if (made.decision.type !== "approve") {
+      const problem = `approving every later ${call.name} call runs them as asked: undo your edits first, or Approve with edits`;
+      return { problems: [{ field: "", message: problem }] };
+    }
+    return { decision: decision("approve", { standing: "run" }) };
+  }
   if (kind === "reject") return { decision: decision("reject", text.trim() ? { message: text } : {}) };
   if (kind === "respond") {
     if (!text.trim()) return { problems: [{ field: "message", message: "say what the tool's result is" }] };
@@ -238,6 +250,7 @@ let ids = 0;
 
 const BUTTONS = {
   approve: ["Approve", "nbg-approve nbg-tool-approve", "Run the call (with your edits, if you made any)"],
+  standing: ["", "nbg-tool-standing", "Run this call as asked, and every later call of the tool in this run without asking (revocable)"],
   reject: ["Reject", "nbg-deny nbg-tool-reject", "Do not run it: the model reads your message as its result"],
   respond: ["Respond", "nbg-tool-respond", "Do not run it: your text is its result"],
 };
@@ -313,10 +326,11 @@ export function markField(el, errorEl, message) {
  * One call's view: its name, description, arguments form, and a button per decision it takes.
  * `decided(decision)` is called with a decision that passed its checks: alone in its pause, the
  * call is answered by it; one of `several`, it is that call's choice until the box's Submit.
- * Returns `{el, current}`: `current()` is the chosen decision read again (null: none chosen, or
- * a problem, shown in place).
+ * `canStand`: the run takes standing approvals, so the call offers "Approve every later <tool>
+ * call in this run". Returns `{el, current, submit}`: `current()` is the chosen decision read
+ * again (null: none chosen, or a problem, shown in place); `submit()` approves, as Enter does.
  */
-export function toolCallView(call, { several, decided, submitOnEnter }) {
+export function toolCallView(call, { several, decided, submitOnEnter, canStand = false }) {
   const decisions = call.decisions || ["approve", "edit", "reject", "respond"];
   const editable = decisions.includes("edit");
   const view = h("div", "nbg-tool-call");
@@ -458,6 +472,15 @@ export function toolCallView(call, { several, decided, submitOnEnter }) {
     pressed.set("approve", approve);
     buttons.appendChild(approve);
   }
+  if (canStand && decisions.includes("approve")) {
+    const [, cls, title] = BUTTONS.standing;
+    const always = h("button", `nbg-button ${cls}`, `Approve every later ${call.name} call in this run`);
+    always.type = "button";
+    always.title = title;
+    always.addEventListener("click", () => choose("standing"));
+    pressed.set("standing", always);
+    buttons.appendChild(always);
+  }
   form.appendChild(buttons);
   view.appendChild(form);
 
@@ -491,5 +514,5 @@ export function toolCallView(call, { several, decided, submitOnEnter }) {
   }
   if (several) for (const button of pressed.values()) button.setAttribute("aria-pressed", "false");
   // The chosen decision as the fields say it now (an edit made after choosing counts), or null.
-  return { el: view, current: () => (chosen ? make(chosen) : null) };
+  return { el: view, current: () => (chosen ? make(chosen) : null), submit: () => form.requestSubmit() };
 }
