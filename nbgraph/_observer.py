@@ -162,6 +162,8 @@ class RunObserver:
         self._headless_wait = _headless_wait()
         self._no_browser: asyncio.TimerHandle | None = None
         self._ended_pauses: tuple[Any, ...] = ()
+        self._asked: dict[str, float] = {}
+        """Pause id -> when the view heard it asked (kernel clock): its deadline's whole wait."""
         # The thread's decisions so far (a resumed thread's, a fork's shared steps'), then each as it is made.
         # (A resume's log goes on from the one of the run it continues, whose observer is done with it.)
         self.decisions = carry.decisions if carry is not None else DecisionLog()
@@ -200,6 +202,8 @@ class RunObserver:
         elif kind == "interrupt":
             pause = event.pause
             self.decisions.asked(pause)
+            if pause.deadline is not None:
+                self._asked[pause.id] = time.time()
             where = ", ".join(part for part in (pause.path if "/" in pause.path else None, pause.branch) if part)
             self._log.append(f"      waiting{f' ({where})' if where else ''}: {pause.prompt}")
             if not Browser.seen and self._no_browser is None and self._headless_wait > 0:
@@ -348,6 +352,15 @@ class RunObserver:
         standing = self.approvals.standing if self.approvals is not None else ()
         return tuple(dict.fromkeys(run.running)), tuple(run.branches), run.pauses, standing
 
+    def _shown(self, pause: Any) -> dict[str, Any]:
+        """A pause as its box shows it; one with a deadline heard asked says when (``asked``),
+        so the box knows the whole wait its warning is a part of."""
+        shown = pause.model_dump(mode="json")
+        asked = self._asked.get(pause.id)
+        if asked is not None:
+            shown["asked"] = round(asked, 3)
+        return shown
+
     def _tick(self) -> None:
         self._handle = None
         if self._done:
@@ -395,7 +408,7 @@ class RunObserver:
             view.status = dict(status)
             view.visits = dict(self._visits)
             view.fired = {edge_key(*edge): count for edge, count in self._fired.items()}
-            view.pending = [pause.model_dump(mode="json") for pause in pending or self._ended_pauses]
+            view.pending = [self._shown(pause) for pause in pending or self._ended_pauses]
             view.running = list(running)
             view.branches = {path: _counts(statuses) for path, statuses in self._progress.items()}
             view.reruns = dict(self._reruns)

@@ -78,10 +78,10 @@ let ids = 0;
 /**
  * The box's lines on deciding: who decides and who you are, and (with a deadline) the time
  * left; `tick(now)` updates the time left and says once, to a screen reader, when it turns to
- * a warning. `firstSeen`: when the box was first shown (kernel clock), which the warning of a
- * short wait measures from.
+ * a warning. The warning of a short wait is a part of it from when the kernel heard the pause
+ * asked (`pause.asked`, its clock); a pause it did not hear asked warns in its last minute.
  */
-export function deciding(pause, identity, firstSeen) {
+export function deciding(pause, identity) {
   const el = h("div", "nbg-pause-deciding");
   el.appendChild(h("span", "nbg-pause-deciders", decidersLine(pause.deciders)));
   const you = youLine(identity, pause.deciders);
@@ -97,7 +97,7 @@ export function deciding(pause, identity, firstSeen) {
   said.setAttribute("aria-live", "polite");
   line.append(text, said);
   el.appendChild(line);
-  const total = pause.deadline - firstSeen;
+  const total = Number.isFinite(pause.asked) ? pause.deadline - pause.asked : NaN;
   let warned = false;
   function tick(now) {
     const state = deadlineState(pause, now, total);
@@ -119,7 +119,7 @@ export function reasonField(pause, act) {
   const label = h("label", "nbg-reason-label", "Reason");
   label.htmlFor = id;
   label.appendChild(h("span", "nbg-reason-optional", " (optional, kept in the record)"));
-  const input = h("input", "nbg-answer nbg-pause-reason");
+  const input = h("input", "nbg-pause-reason");
   input.type = "text";
   input.id = id;
   input.maxLength = 2000;

@@ -220,7 +220,7 @@ function pauseBox(pause, send, ended, how) {
   box.addEventListener("keydown", (event) => {
     if (event.key !== "Escape" && !event.ctrlKey && !event.metaKey && !event.altKey) event.stopPropagation();
   });
-  const decider = deciding(pause, how.identity, how.now());
+  const decider = deciding(pause, how.identity);
   box.appendChild(decider.el);
   box.tick = decider.tick; // (the view calls it once a second)
   decider.tick(how.now());
@@ -307,7 +307,8 @@ function pauseBox(pause, send, ended, how) {
     primary = () => form.requestSubmit();
     row.appendChild(form);
   }
-  box.append(reason.el, row, refusal);
+  // (The reason after the actions: the keyboard reaches them first, as before there was one.)
+  box.append(row, reason.el, refusal);
   return box;
 }
 
