@@ -64,13 +64,10 @@ export function deadlineState(pause, now, total) {
   return { left, over: false, warn: left <= warnWithin(total), text: `${clockText(left)} left, then ${outcome}` };
 }
 
-/** What Enter in a box's reason field does, by the kind of pause ("" when it has no one action). */
+/** What Enter in a box's reason field does: an approval's Approve, a tool pause's Approve or Submit. */
 export function enterDoes(pause) {
-  if (pause.kind === "approval") return "approves";
-  if (pause.kind === "breakpoint") return "continues";
-  if (pause.kind === "budget") return "raises the limits";
-  if (pause.kind === "tool") return (pause.tool_calls || []).length > 1 ? "submits the decisions" : "approves";
-  return pause.options && pause.options.length ? "" : "sends the answer";
+  if (pause.kind === "tool" && (pause.tool_calls || []).length > 1) return "submits";
+  return "approves";
 }
 
 let ids = 0;
@@ -112,7 +109,7 @@ export function deciding(pause, identity) {
   return { el, tick };
 }
 
-/** The box's "Reason" field; Enter in it does the box's one action (`act`), if it has one. */
+/** The box's "Reason" field; Enter in it does the box's one action (`act`). */
 export function reasonField(pause, act) {
   const id = `nbg-reason${++ids}`;
   const row = h("div", "nbg-reason-field");
@@ -123,12 +120,11 @@ export function reasonField(pause, act) {
   input.type = "text";
   input.id = id;
   input.maxLength = 2000;
-  const does = enterDoes(pause);
-  input.placeholder = does ? `Why\u2026 (Enter ${does})` : "Why\u2026 then choose";
+  input.placeholder = `Why\u2026 (Enter ${enterDoes(pause)})`;
   input.addEventListener("keydown", (event) => {
     if (event.key !== "Enter" || event.isComposing || event.shiftKey) return;
     event.preventDefault();
-    if (does && act) act();
+    if (act) act();
   });
   row.append(label, input);
   return { el: row, input, read: () => input.value.trim() || undefined };

@@ -65,11 +65,13 @@ function decisionView(row) {
   item.dataset.verdict = row.verdict;
   item.appendChild(h("div", "nbg-decision-head", decisionLine(row)));
   const meta = h("div", "nbg-decision-meta");
-  meta.append(`step ${row.step}${row.branch ? ` \u00B7 branch ${row.branch}` : ""} \u00B7 `);
+  meta.append(`step ${row.step}${row.branch ? ` \u00B7 branch ${row.branch}` : ""} \u00B7 ${viaText(row.via)}`);
+  const when = h("span", "nbg-decision-when", " \u00B7 ");
   const time = h("time", "nbg-decision-at", clockOf(row.at));
   time.dateTime = row.at;
   time.title = row.at;
-  meta.append(time, ` \u00B7 ${viaText(row.via)}`);
+  when.appendChild(time);
+  meta.appendChild(when);
   item.appendChild(meta);
   if (row.reason) item.appendChild(h("div", "nbg-decision-reason", row.reason));
   if (row.edits && row.edits.length) {

@@ -194,13 +194,16 @@ const BREAK_BUTTONS = [
   ["stop", "Stop", "nbg-deny nbg-break-stop", "End the run (aborted); it can be resumed from here"],
 ];
 
+/** The kinds of pause whose box takes a reason. */
+const DECIDED = new Set(["approval", "tool"]);
+
 /** The controls a sent box disables while the kernel answers. */
 const CONTROLS = "button, input, select, textarea";
 
 /**
  * One pause's box. `how`: `identity` (who answers from this kernel), `now()` (the kernel's
  * clock, in seconds), `canStand` (the run takes standing approvals). Every answer it sends
- * carries the digest of what it shows (`shown`) and the reason typed, if any.
+ * carries the digest of what it shows (`shown`); an approval's or a tool call's, the reason typed too.
  */
 function pauseBox(pause, send, ended, how) {
   const box = h("div", `nbg-pause nbg-pause-${pause.kind}`);
@@ -239,15 +242,17 @@ function pauseBox(pause, send, ended, how) {
   }
   if (pause.kind === "approval") box.appendChild(approvalView(pause));
   const row = h("div", "nbg-pause-actions");
-  let primary = null; // what Enter in the reason field does: the box's one action, if it has one
-  const reason = reasonField(pause, () => primary && primary());
+  let primary = null; // what Enter in the reason field does: Approve, or a tool pause's Approve or Submit
+  // A decision on an approval or a tool call takes a reason, kept in its record (an answer to a
+  // question, a breakpoint or a budget is its own reason).
+  const reason = DECIDED.has(pause.kind) ? reasonField(pause, () => primary && primary()) : null;
   // Where the kernel says why it refused this box's answer (it shows something else now, say).
   const refusal = h("div", "nbg-field-error nbg-pause-refused");
   refusal.setAttribute("role", "alert");
   refusal.hidden = true;
   // Once an answer is sent the box's controls wait for the kernel (a stale click is ignored there anyway).
   const answer = (message) => {
-    const why = reason.read();
+    const why = reason ? reason.read() : undefined;
     const sent = { ...message, pause_id: pause.id, shown: pause.shown || undefined, reason: why };
     if (why && pause.kind === "tool" && Array.isArray(message.value)) {
       sent.value = message.value.map((decided) => ({ ...decided, reason: why })); // (a standing approval keeps it too)
@@ -258,9 +263,7 @@ function pauseBox(pause, send, ended, how) {
     send(sent);
   };
   if (pause.kind === "budget") {
-    const form = budgetForm(pause, answer);
-    primary = () => form.requestSubmit();
-    row.appendChild(form);
+    row.appendChild(budgetForm(pause, answer));
   } else if (pause.kind === "tool") {
     primary = toolBox(box, row, pause, answer, how.canStand);
   } else if (pause.kind === "breakpoint") {
@@ -271,7 +274,6 @@ function pauseBox(pause, send, ended, how) {
       button.title = title;
       const go = value === "continue" && edit ? () => continueWith(edit, answer) : () => answer({ type: "answer", value });
       button.addEventListener("click", go);
-      if (value === "continue") primary = go;
       row.appendChild(button);
     }
     if (edit) box.appendChild(edit.details);
@@ -304,11 +306,10 @@ function pauseBox(pause, send, ended, how) {
       const value = pause.input_kind === "number" ? Number(input.value) : input.value;
       answer({ type: "answer", value });
     });
-    primary = () => form.requestSubmit();
     row.appendChild(form);
   }
   // (The reason after the actions: the keyboard reaches them first, as before there was one.)
-  box.append(row, reason.el, refusal);
+  box.append(row, ...(reason ? [reason.el] : []), refusal);
   return box;
 }
 

@@ -131,7 +131,7 @@ def test_a_tool_call_is_edited_and_approved_by_keyboard(lab, page):
     assert amount.evaluate("el => [el.type, el.value, el.getAttribute('aria-required')]") == ["number", "200", "true"]
     assert call.locator(".nbg-required").count() == 2
     buttons = box.locator("button").all_text_contents()
-    assert buttons == ["Approve", "Reject", "Respond"]
+    assert buttons == ["Approve", "Approve every later refund call in this run", "Reject", "Respond"]
 
     # An invalid edit, by keyboard: the required order cleared, text that is no number in amount,
     # and Enter. Each field says its problem in place; nothing is sent.

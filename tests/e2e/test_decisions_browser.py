@@ -87,8 +87,8 @@ def test_a_decision_made_with_a_reason_is_listed_in_the_view_and_a_denial_takes_
     assert log.locator(".nbg-decision-reason").all_text_contents() == ["reads well", "not today"]
     metas = log.locator(".nbg-decision-meta").all_text_contents()
     assert [re.sub(r"\d\d:\d\d:\d\d", "HH:MM:SS", meta) for meta in metas] == [
-        "step 1 \u00b7 HH:MM:SS \u00b7 in the view",
-        "step 2 \u00b7 HH:MM:SS \u00b7 in the view",
+        "step 1 \u00b7 in the view \u00b7 HH:MM:SS",
+        "step 2 \u00b7 in the view \u00b7 HH:MM:SS",
     ]
     assert both_themes(page, log, "decisions-log") == {"light": [], "dark": []}
 

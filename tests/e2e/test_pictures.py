@@ -13,7 +13,7 @@ NBGRAPH_PICTURES=write makes them all again with this one.
 Made to be the same on every run: fixed data, a fixed window and pixel ratio, the light theme
 (the README's picture in the dark one too), animations stopped, no hover or focus ring, and
 what is never the same twice hidden: the elapsed time, each step's duration, the batch's runs
-per second.
+per second, the time of each decision.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ ALLOWED_ACROSS_BROWSERS = 0.02
 # Applied while each picture is taken: what differs from run to run, hidden; the running node's
 # pulse stopped (at full strength; the moving picture sets its phase itself).
 HIDE = """
-.nbg-stat-elapsed, .nbg-stat[data-stat="runs/s"], .pictures-duration { display: none !important; }
+.nbg-stat-elapsed, .nbg-stat[data-stat="runs/s"], .pictures-duration, .nbg-decision-when { display: none !important; }
 .nbg-current > .nbg-node-box, .nbg-current > .nbg-frame-handle > .nbg-node-box { animation: none !important; }
 """
 
@@ -235,7 +235,12 @@ def test_a_run_waiting_at_an_approval_and_a_tool_call(lab, page, album):
     tool = view_at(panel, 2)
     call = tool.locator('.nbg-pause-tool .nbg-tool-call[data-tool="refund"]')
     call.wait_for(timeout=TIMEOUT)
-    assert tool.locator(".nbg-pause-tool button").all_text_contents() == ["Approve", "Reject", "Respond"]
+    assert tool.locator(".nbg-pause-tool button").all_text_contents() == [
+        "Approve",
+        "Approve every later refund call in this run",
+        "Reject",
+        "Respond",
+    ]
     album.keep("tool-call", [shoot(page, tool)])
     album.verdict()
 
