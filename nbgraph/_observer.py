@@ -214,8 +214,9 @@ class RunObserver:
             decision = event.decision
             said = ""
             if decision is not None:  # (no clock time: a picture of the view is the same every time)
-                why = f": {decision.reason[:80]}" if decision.reason else ""
-                said = f": {decision.verdict} by {decision.by} ({decision.via}){why}"
+                what = f": {decision.verdict}" if decision.verdict != "answered" else ""
+                why = f" \u2014 {decision.reason[:80]}" if decision.reason else ""
+                said = f" by {decision.by} ({decision.via}){what}{why}"
             self._log.append(f"      answered{f' ({where})' if where else ''}{said}")
             if decision is not None:
                 self.decisions.add((decision,))

@@ -66,6 +66,9 @@ def lab(tmp_path_factory):
     env.pop("NBGRAPH_AUTO_ANSWER", None)  # in the browser, the clicks answer
     # and the views say hello from it: a run that did not hear it would give up on its pauses fast.
     env["NBGRAPH_HEADLESS_WAIT"] = "2"
+    # Who answers from the kernels, as a JupyterHub would say (nbgraph.answering.identity): the
+    # boxes and the decisions name it, the same on every machine, and so do the pictures.
+    env["JUPYTERHUB_USER"] = "alice"
     # Start the notebook's kernel without asking (a fresh Lab would show a kernel dialog).
     tracker = home / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
     tracker.parent.mkdir(parents=True)
