@@ -4,11 +4,13 @@ standing approvals, and the view lists every decision of the run, placed on the 
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from test_widget import Wire
 from turns import wait_until, within
 
-from nbgraph import END, START, Graph, MessagesState
+from nbgraph import END, START, Deadline, Graph, MessagesState
 from nbgraph.answering import set_identity
 from nbgraph.errors import ResumeError
 from nbgraph.llm import Reply, ScriptedModel, llm_node, tool
@@ -294,3 +296,40 @@ class TestAnotherEngine:
             "view",
             "warmer",
         )
+
+
+class TestDeadlines:
+    async def test_a_box_is_told_when_its_pause_was_asked_and_the_deadlines_decision_is_listed(self):
+        g = Graph("letter")
+        g.add_node("send", lambda s: {"sent": True}, approval="before", on_deny="hold", deadline=Deadline(0.5))
+        g.add_node("hold", lambda s: {"held": True})
+        g.add_edge(START, "send")
+        g.add_edge("send", END)
+        g.add_edge("hold", END)
+        before = time.time()
+        run = g.start({}, display=False)
+        view = GraphView.for_run(run)
+        pause = await run.next_pause(timeout=5)
+        await wait_until(lambda: view.pending)
+        (box,) = view.pending
+        # The box counts down from the kernel's clock, over the whole wait it heard asked.
+        assert box["deadline"] == pause.deadline and box["on_timeout"] is None
+        assert before <= box["asked"] <= pause.deadline
+        assert pause.deadline - box["asked"] == pytest.approx(0.5, abs=0.1)
+        assert before <= view.status["clock"] <= time.time()
+        result = await within(run)  # nobody answers: the deadline denies it
+        assert result.path == ["send", "hold"]
+        await wait_until(lambda: view.decisions.get("rows"))
+        (row,) = view.decisions["rows"]
+        assert (row["path"], row["verdict"], row["by"], row["via"]) == ("send", "denied", "deadline", "deadline")
+        assert row["reason"].startswith("no answer by its deadline, ")
+        assert any("answered by deadline (deadline): denied" in line for line in view.log)
+
+    async def test_a_pause_without_a_deadline_says_nothing_of_when_it_was_asked(self):
+        run = letter().start({}, display=False)
+        view = GraphView.for_run(run)
+        await run.next_pause(timeout=5)
+        await wait_until(lambda: view.pending)
+        assert "asked" not in view.pending[0] and view.pending[0]["deadline"] is None
+        run.cancel()
+        await within(run)
