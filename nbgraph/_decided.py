@@ -1,7 +1,7 @@
 """What the live view shows of a run's decisions: the decision log and the standing approvals.
 
 The log reads events only: the ``decision`` each ``answer`` event carries, heard live as the
-run announces it, or kept in the step records of a run read back (:func:`~nbgraph.decisions.decided_in`).
+run announces it, or kept in the step records of a run read back (:func:`~nbgraph.decision.decided_in`).
 The same decision heard both ways is listed once. Once the run has replay frames, each
 decision names the frame of the record that keeps it, so the slider shows the decisions
 made up to the frame it shows.
@@ -13,10 +13,10 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .decisions import decided_in
+from .decision import decided_in
 
 if TYPE_CHECKING:
-    from .decisions import Decision
+    from .decision import Decision
     from .history import Step
 
 __all__ = ["DecisionLog", "standing_rows"]

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._decided import DecisionLog, standing_rows
 from .answering import identity
-from .decisions import decided_in
+from .decision import decided_in
 from .errors import NbgraphError
 from .history import tally, tally_within
 
