@@ -8,7 +8,7 @@ import getpass
 import os
 from typing import Literal, NamedTuple
 
-__all__ = ["IN_CODE", "Given", "Via", "identity", "set_identity"]
+__all__ = ["IN_CODE", "Given", "Via", "deciders_of", "identity", "set_identity"]
 
 Via = Literal["view", "code", "resume", "magic", "langgraph", "deadline", "standing"]
 """How an answer was given: the view's buttons, ``run.answer`` (and ``approve``/``deny``), a
@@ -57,3 +57,18 @@ def set_identity(name: str | None) -> None:
     if name is not None and (not isinstance(name, str) or not name.strip()):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise ValueError(f"an identity is a non-empty name; got {name!r}")
     _identity = name
+
+
+def deciders_of(value: object, where: str) -> tuple[str, ...]:
+    """Who may answer a pause, as declared (``deciders=("alice", "bob")``, or one name): the
+    identities, checked; empty (anyone) for None.
+
+    Raises:
+        ValueError: not names.
+    """
+    if value is None:
+        return ()
+    names = (value,) if isinstance(value, str) else tuple(value) if isinstance(value, (list, tuple, set)) else None  # pyright: ignore[reportUnknownArgumentType]
+    if names is None or not names or not all(isinstance(n, str) and n.strip() for n in names):  # pyright: ignore[reportUnknownVariableType]
+        raise ValueError(f"{where}: deciders= names who may answer, as a name or a list of names; got {value!r}")
+    return tuple(names)  # pyright: ignore[reportUnknownArgumentType]

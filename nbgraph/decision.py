@@ -68,6 +68,8 @@ class Decision(pydantic.BaseModel):
     reason: str | None = None
     standing: str | None = None
     """The standing approval that gave this answer, or that this answer set up."""
+    tools: tuple[str, ...] = ()
+    """A tool pause's calls, by tool name (what its ``verdict`` words are about)."""
 
     def line(self) -> str:
         """One line for a person: ``alice approved send_email at 12:03:04 (view): looks right``."""
@@ -94,6 +96,10 @@ def decision_of(
     from .state import to_jsonable
 
     verdict, edits, said = _verdict(pause, answer)
+    if standing is None and pause.kind == "tool" and any(getattr(d, "standing", None) for d in answer):
+        from .names import new_id
+
+        standing = new_id()  # the standing approval this answer sets up takes this id
     return Decision(
         pause_id=pause.id,
         kind=pause.kind,
@@ -109,6 +115,7 @@ def decision_of(
         edits=edits,
         reason=reason if reason is not None else said,
         standing=standing,
+        tools=tuple(call.name for call in pause.tool_calls),
     )
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from . import engine, hooks
 from ._running import Running
+from .answering import deciders_of
 from .compiler import GraphWarning, compile_graph
 from .deadlines import Deadline, approval_deadline
 from .errors import did_you_mean
@@ -139,6 +140,7 @@ class Graph(Running):
         approval: bool | Literal["before", "after"] = False,
         on_deny: str | None = None,
         deadline: Deadline | float | None = None,
+        deciders: str | Sequence[str] | None = None,
         feedback: bool = True,
         destinations: Iterable[str] | None = None,
         timeout: float | None = None,
@@ -162,7 +164,9 @@ class Graph(Running):
         denial (default: end ``denied``). ``deadline`` bounds how long the approval waits:
         a :class:`~nbgraph.Deadline` (or a number of seconds); when it passes, the approval
         is denied, or approved only with ``Deadline(seconds, then="approve")``, and the
-        decision is recorded as made by the deadline.
+        decision is recorded as made by the deadline. ``deciders`` names who may answer the
+        approval (their :func:`~nbgraph.answering.identity`; default: anyone), and the view
+        says so.
         ``feedback=False`` turns off revision feedback for LLM nodes on revisits.
         ``destinations`` lists where the node's ``Goto`` commands and ``Send`` items
         may lead: they are drawn as dotted edges, count for reachability, stand in
@@ -200,6 +204,11 @@ class Graph(Running):
                 f"node {name!r}: deadline= bounds how long its approval waits; give approval=True or 'before' with it"
             )
         deadline = approval_deadline(deadline, f"node {name!r}")
+        if deciders is not None and approval in (False, None):
+            raise ValueError(
+                f"node {name!r}: deciders= names who may answer its approval; give approval=True or 'before'"
+            )
+        who = deciders_of(deciders, f"node {name!r}")
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
             raise ValueError(f"node {name!r}: timeout must be a number of seconds > 0, got {timeout!r}")
         self._nodes[name] = NodeSpec(
@@ -216,6 +225,7 @@ class Graph(Running):
             input=input,
             output=output,
             deadline=deadline,
+            deciders=who,
         )
         self._plan = None
         return self

@@ -124,6 +124,8 @@ class ToolCallAsk(pydantic.BaseModel):
     """The tool's JSON schema for its arguments: an edit is checked against it, a view builds its form from it."""
     decisions: tuple[str, ...] = TOOL_DECISIONS
     """The decisions this call takes (a subset of :data:`TOOL_DECISIONS`)."""
+    deciders: tuple[str, ...] = ()
+    """Who may decide on it (empty: anyone); its pause waits for one of them."""
 
 
 class ToolDecision(pydantic.BaseModel):

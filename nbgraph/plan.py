@@ -63,6 +63,8 @@ class NodeSpec(NamedTuple):
     """A sub-graph's result: ``output(its_state) -> update`` (None: it shares this graph's state)."""
     deadline: Deadline | None = None
     """How long its approval waits for a person, and what it decides then (``then``: None denies, True approves)."""
+    deciders: tuple[str, ...] = ()
+    """Who may answer its approval (empty: anyone)."""
 
     @property
     def kind(self) -> str:

@@ -490,6 +490,23 @@ class TestStandingApprovals:
         assert [d.via for d in result.decisions] == ["code", "standing", "code", "code"]
         assert result.decisions[0].reason == "routine"
 
+    async def test_the_decision_that_sets_one_up_names_it_and_its_decider(self):
+        desk = Desk()
+        run = agent(rounds(HI, WIRE), desk).start(ask(), display=False)
+        first = await next_pause(run)
+        run.answer({"type": "approve", "standing": "run"}, pause=first.id, by="bea", reason="routine mail")
+        result = await run
+        (standing,) = result.run.standing
+        set_up, let_through = result.decisions
+        assert (set_up.standing, set_up.by, set_up.tools) == (standing.id, "bea", ("send_email",))
+        assert (standing.by, standing.reason) == ("bea", "routine mail")
+        assert (let_through.via, let_through.standing, let_through.by, let_through.reason) == (
+            "standing",
+            standing.id,
+            "bea",
+            "routine mail",
+        )
+
     def test_a_standing_approval_for_the_thread_holds_in_another_process(self, tmp_path):
         db, ledger = str(tmp_path / "runs.db"), tmp_path / "ledger.jsonl"
 
@@ -842,3 +859,65 @@ class TestTheTable:
         )
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
         assert out.stdout.split() == ["True", "0", "Decision"]
+
+
+class TestWhoMayDecide:
+    async def test_a_tool_names_its_deciders_and_the_door_refuses_anyone_else(self):
+        ran = []
+
+        @tool(approval=True, deciders=("bea", "cy"))
+        def refund(order: str, amount: float) -> str:
+            """Refund an order."""
+            ran.append(order)
+            return "refunded"
+
+        g = Graph("desk", state=MessagesState)
+        g.add_node("agent", llm_node("s", model=rounds(REFUND), tools=[refund]))
+        g.add_edge(START, "agent")
+        g.add_edge("agent", END)
+        run = g.start(ask(), display=False)
+        pause = await next_pause(run)
+        assert pause.deciders == ("bea", "cy")
+        with pytest.raises(ResumeError, match="'tester' may not answer the pause at node 'agent'.*'bea' or 'cy'"):
+            run.answer("approve", pause=pause.id)
+        assert run.pauses == (pause,) and ran == []
+        run.answer("approve", pause=pause.id, by="cy")
+        result = await run
+        assert ran == ["A1"] and result.decisions[0].by == "cy"
+
+    def test_a_node_approval_names_its_deciders_across_a_resume(self, tmp_path):
+        g = Graph("gate")
+        g.add_node("send", lambda s: {"sent": True}, approval="before", deciders="bea")
+        g.add_edge(START, "send")
+        g.add_edge("send", END)
+        store = SQLiteCheckpointer(str(tmp_path / "runs.db"))
+        paused = g.invoke({}, checkpointer=store)
+        assert paused.pauses[0].deciders == ("bea",)
+        with pytest.raises(ResumeError, match="'tester' may not answer"):
+            g.invoke(Resume(paused, True), checkpointer=store)
+        result = g.invoke(Resume(paused, True, by="bea"), checkpointer=store)
+        assert result.outcome == "done" and [d.by for d in result.decisions] == ["bea"]
+
+    async def test_an_input_names_its_deciders(self):
+        async def ask_city(state, ctx):
+            return {"city": await ctx.request_input("Which city?", deciders=["bea"])}
+
+        g = Graph("q")
+        g.add_node("ask", ask_city)
+        g.add_edge(START, "ask")
+        g.add_edge("ask", END)
+        run = g.start({}, display=False)
+        pause = await next_pause(run)
+        assert pause.deciders == ("bea",)
+        with pytest.raises(ResumeError, match="may not answer"):
+            run.answer("Oslo")
+        run.answer("Oslo", by="bea")
+        assert (await run).state["city"] == "Oslo"
+
+    @pytest.mark.parametrize("bad", [[], [""], 3, ["bea", 4]])
+    def test_deciders_that_are_not_names_are_refused_naming_where(self, bad):
+        g = Graph("gate")
+        with pytest.raises(ValueError, match="node 'send': deciders= names who may answer"):
+            g.add_node("send", lambda s: {}, approval=True, deciders=bad)
+        with pytest.raises(ValueError, match="give approval=True"):
+            g.add_node("other", lambda s: {}, deciders="bea")

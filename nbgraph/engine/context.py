@@ -7,6 +7,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
+from ..answering import deciders_of
 from ..names import new_id
 from .ending import Ending
 from .limits import Aborted, Meter
@@ -14,6 +15,7 @@ from .listeners import Listeners, answered, interrupt, text_delta
 
 if TYPE_CHECKING:
     from ..deadlines import Deadline
+    from ..decision import Decision
     from ..pauses import Pause, ToolCallAsk, ToolDecision
     from ..plan import Plan
     from .people import Asking
@@ -235,6 +237,7 @@ class Context:
         slot: str | None = None,
         *,
         deadline: Deadline | None = None,
+        deciders: str | Sequence[str] | None = None,
     ) -> Any:
         """Ask a person; returns their answer.
 
@@ -246,11 +249,12 @@ class Context:
         position in the node), within the call of the sub-graph the node is in: each call
         of a sub-graph asks afresh.
 
+        ``deciders`` names who may answer (default: anyone).
         ``deadline=Deadline(seconds, then=answer)`` bounds the wait: once it has passed, the
         question takes ``answer`` (recorded as decided by the deadline), live or on the
         next resume.
         """
-        asked = self._asking("request_input", prompt, options, kind, slot, deadline)
+        asked = self._asking("request_input", prompt, options, kind, slot, deadline, deciders)
         if not isinstance(asked, _Asked):
             return asked.answer
         asking = asked.door.asking
@@ -266,6 +270,7 @@ class Context:
         slot: str | None = None,
         *,
         deadline: Deadline | None = None,
+        deciders: str | Sequence[str] | None = None,
     ) -> Any:
         """Ask a person from a synchronous node (LangGraph's ``interrupt(value)``); returns
         their answer once there is one.
@@ -275,7 +280,7 @@ class Context:
         the node did before asking is done again, so ask first. Otherwise as
         :meth:`request_input`.
         """
-        asked = self._asking("ask", prompt, options, kind, slot, deadline)
+        asked = self._asking("ask", prompt, options, kind, slot, deadline, deciders)
         if not isinstance(asked, _Asked):
             return asked.answer
         from .people import PauseRequested
@@ -320,6 +325,7 @@ class Context:
                 "branch": self.branch,
                 "prompt": f"Run {call.name}({_arguments_shown(call.arguments)})?",
                 "tool_calls": (call,),
+                "deciders": call.deciders,
             }
             pause = Pause(id=new_id(), **shown)
             # The slot names the call and what it shows, never the call id alone: a provider
@@ -346,8 +352,9 @@ class Context:
                 brought = resumption.input(slot)
                 if brought is not None:  # given by the resume that brought it: recorded here, and in force from here
                     self.emit(interrupt(thread, self.step, brought[0]))
-                    self.emit(answered(thread, self.step, *brought, resumption.decision(brought[0].id)))
-                    self._stand(door.asking, pause, decisions)
+                    record_brought = resumption.decision(brought[0].id)
+                    self.emit(answered(thread, self.step, *brought, record_brought))
+                    self._stand(door.asking, pause, decisions, record_brought)
                 elif kept.get("record") is not None:
                     # Given to an earlier run of this node whose step was not kept (it stopped
                     # again): this step's record shows who decided, as that run's would have.
@@ -360,7 +367,9 @@ class Context:
             standing = door.asking.standing_for(call.name, call.arguments)
             if standing is not None:
                 approved = (ToolDecision(type="approve"),)
-                record = decision_of(pause, approved, via="standing", by=standing.by, standing=standing.id)
+                record = decision_of(
+                    pause, approved, via="standing", by=standing.by, reason=standing.reason, standing=standing.id
+                )
                 self.emit(interrupt(thread, self.step, pause))
                 self.emit(answered(thread, self.step, pause, approved, record))
                 self._used.add(pause.id)
@@ -396,17 +405,24 @@ class Context:
                     answers[pause.slot or ""] = stored_answer(pause, answer, record)
                     self._used.add(pause.id)
                     decided[place] = answer
-                    self._stand(asking, pause, answer)
+                    self._stand(asking, pause, answer, record)
             if unanswered:
                 raise PauseRequested(*unanswered)
         return [decision for decision in decided if decision is not None]
 
     @staticmethod
-    def _stand(asking: Asking, pause: Pause, decisions: Sequence[ToolDecision]) -> None:
-        """Set up the standing approval a decision asked for, for later calls of its tool."""
+    def _stand(asking: Asking, pause: Pause, decisions: Sequence[ToolDecision], record: Decision | None) -> None:
+        """Set up the standing approval a decision asked for, for later calls of its tool: by
+        whoever decided, for their reason, under the id their decision's record names."""
         for call, decision in zip(pause.tool_calls, decisions, strict=False):
             if decision.standing is not None:
-                asking.allow(call.name, scope=decision.standing, reason=decision.reason)
+                asking.allow(
+                    call.name,
+                    scope=decision.standing,
+                    by=record.by if record is not None else None,
+                    reason=record.reason if record is not None and record.reason else decision.reason,
+                    standing_id=record.standing if record is not None else None,
+                )
 
     def _kept_decision(self, stored: Any, pause: Pause, open_id: str | None) -> Mapping[str, Any] | None:
         """The decisions kept at ``pause``'s slot that answer it (the kept mapping: its
@@ -463,7 +479,14 @@ class Context:
         return f"{self._scope}{where}#{self.visit}"
 
     def _asking(
-        self, how: str, prompt: Any, options: Any, kind: str, slot: str | None, deadline: Deadline | None
+        self,
+        how: str,
+        prompt: Any,
+        options: Any,
+        kind: str,
+        slot: str | None,
+        deadline: Deadline | None,
+        deciders: str | Sequence[str] | None,
     ) -> _Asked | _Answered:
         """The question at this call's slot: answered already (a resume brought it, or the
         node asked before it ran again), or a pause to open."""
@@ -520,6 +543,7 @@ class Context:
             input_kind="choice" if options is not None and kind == "text" else kind,
             slot=slot,
             reruns=self.rerun(),
+            deciders=deciders_of(deciders, f"{how}() in node {self.path!r}"),
             deadline=None if deadline is None else _due(deadline, before.deadline if before is not None else None),
             on_timeout=None if deadline is None else deadline.then,
         )

@@ -302,8 +302,10 @@ class Asking:
         scope: Literal["run", "thread"] = "run",
         by: str | None = None,
         reason: str | None = None,
+        standing_id: str | None = None,
     ) -> Standing:
-        """Approve every later call of ``tool`` (matching ``when``) without asking; the approval."""
+        """Approve every later call of ``tool`` (matching ``when``) without asking; the approval
+        (``standing_id``: the id the decision that set it up recorded)."""
         from ..answering import identity
         from ..decision import now
 
@@ -314,7 +316,7 @@ class Asking:
                 f"a standing approval of {tool!r} for the thread is kept in its checkpoint, which cannot keep a "
                 "function: give when= as the argument values it covers ({'to': 'me@example.com'}), or scope='run'"
             )
-        standing = Standing(new_id(), tool, scope, by or identity(), now(), when, reason)
+        standing = Standing(standing_id or new_id(), tool, scope, by or identity(), now(), when, reason)
         self.standing = (*self.standing, standing)
         return standing
 
@@ -440,6 +442,7 @@ def approval_pause(
         update=None if record.update is None else to_jsonable(record.update, strict=False),
         changes=changes,
         next=next,
+        deciders=node.spec.deciders,
         deadline=None if deadline is None else due(deadline),
         on_timeout=None if deadline is None else deadline.then,
     )
@@ -466,6 +469,7 @@ def gate_pause(frame: Frame, step: int, values: Mapping[str, Any], node: NodePla
         prompt=f"Let {frame.node!r} run{where}?",
         at="before",
         input=to_jsonable(dict(values), strict=False),
+        deciders=node.spec.deciders,
         deadline=at,
         on_timeout=None if deadline is None else deadline.then,
     )

@@ -423,6 +423,7 @@ class _Turn:
                 description=self.toolbox[calls[place].name].description,
                 arguments=calls[place].arguments,
                 parameters=self.toolbox[calls[place].name].schema["function"]["parameters"],
+                deciders=self.toolbox[calls[place].name].deciders,
             )
             for place in asking
         ]

@@ -11,11 +11,12 @@ from __future__ import annotations
 import inspect
 import json
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
 import pydantic
 
+from ..answering import deciders_of
 from ..deadlines import Deadline, tool_deadline
 
 __all__ = ["Approval", "Tool", "tool"]
@@ -29,6 +30,7 @@ class Tool:
     """A callable offered to the model. Build one with :func:`tool` or pass a function."""
 
     deadline: Deadline | None = None
+    deciders: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -39,6 +41,7 @@ class Tool:
         completes: bool = False,
         approval: Approval = False,
         deadline: Deadline | float | None = None,
+        deciders: str | Sequence[str] | None = None,
     ) -> None:
         if not callable(fn):
             raise TypeError(f"a tool must be a function, got {fn!r}")
@@ -58,6 +61,10 @@ class Tool:
                 f"tool {self.name!r}: deadline= bounds how long a call waits for a decision; give approval= with it"
             )
         self.deadline: Deadline | None = tool_deadline(deadline, f"tool {self.name!r}")
+        if deciders is not None and approval is False:
+            raise ValueError(f"tool {self.name!r}: deciders= names who may decide on a call; give approval= with it")
+        self.deciders: tuple[str, ...] = deciders_of(deciders, f"tool {self.name!r}")
+        """Who may decide on a call (empty: anyone)."""
         """How long a call waits for a person's decision, and what is decided when that time has
         passed (a :class:`~nbgraph.Deadline`: rejected, unless its ``then`` says otherwise)."""
         self.is_async = inspect.iscoroutinefunction(fn)
@@ -109,11 +116,13 @@ def tool(
     completes: bool = False,
     approval: Approval = False,
     deadline: Deadline | float | None = None,
+    deciders: str | Sequence[str] | None = None,
 ) -> Any:
     """Make a :class:`Tool`: ``@tool``, ``@tool(approval=True)`` or ``tool(fn, name=...)``.
 
     ``deadline`` bounds how long a call that waits for approval waits (``Deadline(600)``:
-    rejected after ten minutes; ``Deadline(600, then="approve")``: run then).
+    rejected after ten minutes; ``Deadline(600, then="approve")``: run then); ``deciders``
+    who may decide on a call (default: anyone).
     """
     options: dict[str, Any] = {
         "name": name,
@@ -121,6 +130,7 @@ def tool(
         "completes": completes,
         "approval": approval,
         "deadline": deadline,
+        "deciders": deciders,
     }
     if fn is None:
         return lambda f: Tool(f, **options)
