@@ -5,7 +5,8 @@ numbers them (frame 0 is the input, frame ``i`` the run after its ``i``-th recor
 beside the run it came from, two versions of a graph on one input, a recorded run beside its
 replay. States are compared as JSON, without the ids of messages (every run makes its own).
 The result is plain data a view can draw (:meth:`SideBySide.to_json`) and a table (text, and
-HTML in a notebook).
+HTML); in a notebook it shows as the graph view with both paths drawn
+(``GraphView.side_by_side``).
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ class SideBySide:
     def __init__(self, a: Replay, b: Replay, labels: tuple[str, str]) -> None:
         self.labels = labels
         """What the runs are called (``("a", "b")`` unless given)."""
+        self.replays = (a, b)
+        """The two runs' frames, as compared."""
         self.threads = (a.thread, b.thread)
         self.outcomes = (a.outcome, b.outcome)
         """How each run ended (None for one still going)."""
@@ -157,6 +160,16 @@ class SideBySide:
             else:
                 lines.append(f"  {where}: {self.labels[0]} {a}, {self.labels[1]} {b}")
         return lines
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """In a notebook, the two runs drawn on the graph (``GraphView.side_by_side``); the
+        table as text and HTML for a front-end without widgets."""
+        from .widget import GraphView, widget_data
+
+        data = widget_data(GraphView.side_by_side(self, None))
+        data["text/plain"] = str(self)
+        data["text/html"] = self._repr_html_()
+        return data
 
     def _repr_html_(self) -> str:
         runs = " | ".join(

@@ -182,6 +182,10 @@ class GraphView(anywidget.AnyWidget):
     <tool> call in this run"."""
     identity = traitlets.Unicode("").tag(sync=True)
     """Who answers from this kernel (:func:`nbgraph.answering.identity`), as a pause's box says."""
+    sides = traitlets.Dict().tag(sync=True)
+    """Two runs drawn together (:meth:`side_by_side`): the comparison's JSON
+    (:meth:`~nbgraph.side_by_side.SideBySide.to_json`) and ``runs``, each run's ``visits`` and
+    ``fired`` as in the traits of those names; empty otherwise."""
 
     def __init__(self, graph: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -241,6 +245,24 @@ class GraphView(anywidget.AnyWidget):
         view = cls(frames.plan)
         view.show_ended(frames)
         view.can_fork = frames.origin is not None
+        return view
+
+    @classmethod
+    def side_by_side(cls, a: Any, b: Any, *, labels: tuple[str, str] = ("a", "b")) -> GraphView:
+        """Two runs drawn on one graph (``b``'s): each run's path in its colour, the step where
+        they part marked, and the frame table with the first state difference and the diff.
+
+        ``a``, ``b``, ``labels``: as :func:`nbgraph.side_by_side.side_by_side`; ``a`` may also
+        be a :class:`~nbgraph.side_by_side.SideBySide` already made (then no ``b``).
+
+        >>> GraphView.side_by_side(run, fork, labels=("run", "fork"))  # doctest: +SKIP
+        """
+        from .side_by_side import SideBySide, side_by_side
+
+        both = a if isinstance(a, SideBySide) and b is None else side_by_side(a, b, labels=labels)
+        first, second = both.replays
+        view = cls(second.plan)
+        view.sides = {**both.to_json(), "runs": [_path_json(first), _path_json(second)]}
         return view
 
     def show_ended(self, frames: Any) -> None:
@@ -677,6 +699,12 @@ def show_run(run: Any) -> GraphView:
     data["text/markdown"] = f"```mermaid\n{to_mermaid(run.plan)}```\n"
     display(data, raw=True)
     return view
+
+
+def _path_json(frames: Any) -> dict[str, Any]:
+    """The path a run took, as the view draws it: its last frame's visits and fired edges."""
+    last = frames.frames[-1]
+    return {"visits": dict(last.visits), "fired": {edge_key(*edge): count for edge, count in last.fired.items()}}
 
 
 def pack_frames(frames: Any) -> dict[str, Any]:

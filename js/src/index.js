@@ -14,6 +14,7 @@ import {
 } from "./panel.js";
 import { receiver, sender } from "./protocol.js";
 import { createSlider } from "./replay.js";
+import { paintSides, renderSides, sidesPaint } from "./sides.js";
 import { createViewport } from "./viewport.js";
 
 let counter = 0;
@@ -75,6 +76,11 @@ function renderGraph({ model, el }) {
   standing.setAttribute("role", "group");
   standing.setAttribute("aria-label", "Standing approvals");
   const decisions = createDecisions();
+  // Two runs drawn together: the key to their colours, the frame table and the diff.
+  const sides = h("div", "nbg-sides");
+  sides.setAttribute("role", "group");
+  sides.setAttribute("aria-label", "Two runs side by side");
+  side.append(sides);
   side.append(redefined, pending, standing, error, inspector.el, legend, decisions.el, textBox, log, controls);
   body.append(canvas, side);
   root.append(header, slider.el, body);
@@ -156,6 +162,7 @@ function renderGraph({ model, el }) {
         costs: model.get("costs") || {},
         swapped: model.get("swapped") || [],
       });
+      paintSides(drawing, sidesPaint(model.get("sides")));
     }
     const going = st.state === "running" || st.state === "paused";
     showDecisions(shown ? shown.index : null);
@@ -207,6 +214,12 @@ function renderGraph({ model, el }) {
     legend.textContent = previous.thread
       ? `Forked from run ${previous.thread} after step ${previous.step}. Dashed: its path that this run did not take.`
       : "";
+  }
+
+  function showSides() {
+    const data = model.get("sides") || {};
+    renderSides(sides, data.rows ? data : null, h);
+    root.classList.toggle("nbg-compared", Boolean(data.rows));
   }
 
   function showText() {
@@ -274,6 +287,10 @@ function renderGraph({ model, el }) {
       slider.set(model.get("frames"));
       paint();
     }],
+    ["change:sides", () => {
+      showSides();
+      paint();
+    }],
     ["change:text", showText],
     ["change:log", showLog],
     ["msg:custom", onMessage],
@@ -286,6 +303,7 @@ function renderGraph({ model, el }) {
   showStanding();
   showRedefined();
   showLegend();
+  showSides();
   showText();
   showLog();
 
