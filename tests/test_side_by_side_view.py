@@ -31,7 +31,12 @@ def test_the_view_gets_both_paths_and_the_comparison():
         },
         {
             "visits": {"draft": 1, "review": 1, "publish": 1},
-            "fired": {"__start__\u2192draft": 1, "draft\u2192review": 1, "review\u2192publish": 1, "publish\u2192__end__": 1},
+            "fired": {
+                "__start__\u2192draft": 1,
+                "draft\u2192review": 1,
+                "review\u2192publish": 1,
+                "publish\u2192__end__": 1,
+            },
         },
     ]
     # A comparison already made draws the same.

@@ -85,10 +85,11 @@ export function paintSides(drawing, painted) {
     }
     group.dataset.parted = labels.join(" ");
     if (!mark) {
-      mark = svg("text", { x: 0, y: node.height + 13, class: "nbg-parted-mark" });
+      // Over the box's top-right corner, where a run's visit count would be (this view has none).
+      mark = svg("text", { x: node.width, y: -4, "text-anchor": "end", class: "nbg-parted-mark" });
       group.appendChild(mark);
     }
-    mark.textContent = `\u2442 ${labels.join(", ")} went here where the paths part`;
+    mark.textContent = `parts: ${labels.join(", ")}`;
   }
   for (const [key, entries] of drawing.edgeEls) {
     for (const { group } of entries) {
