@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 
 from .answering import Via, identity
+from .names import new_id
+from .state import to_jsonable
 
 if TYPE_CHECKING:
     from .checkpoint.base import Checkpointer
@@ -93,14 +95,11 @@ def decision_of(
     standing: str | None = None,
 ) -> Decision:
     """The record of ``answer`` (as the door read it) given to ``pause``."""
-    from .state import to_jsonable
-
     verdict, edits, said = _verdict(pause, answer)
     if standing is None and pause.kind == "tool" and any(getattr(d, "standing", None) for d in answer):
-        from .names import new_id
-
         standing = new_id()  # the standing approval this answer sets up takes this id
-    return Decision(
+    # Built from checked values, unvalidated: every answer a pause takes makes one.
+    return Decision.model_construct(
         pause_id=pause.id,
         kind=pause.kind,
         path=pause.path or pause.node,

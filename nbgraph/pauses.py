@@ -10,7 +10,6 @@ way of answering follows.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeGuard, cast
@@ -238,16 +237,19 @@ def shown_digest(pause: Pause) -> str:
     state it changes and where the run goes next, the deadline and who may decide.
 
     Two pauses that show the same thing have the same digest; any change to what is shown
-    changes it.
+    changes it (a mapping's keys in another order too: the digest errs on the side of asking).
     """
-    shown = {name: getattr(pause, name) for name in _SHOWN_FIELDS}
-    shown["changes"] = [change.model_dump() for change in pause.changes]
-    shown["tool_calls"] = [
-        {"name": call.name, "arguments": call.arguments, "decisions": call.decisions} for call in pause.tool_calls
-    ]
-    shown["budget"] = None if pause.budget is None else pause.budget.model_dump()
-    text = json.dumps(shown, sort_keys=True, separators=(",", ":"), default=repr)
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    from pydantic_core import to_json
+
+    # (pydantic's serializer, in Rust: a pause is digested each time one opens)
+    fields = [getattr(pause, name) if name != "tool_calls" else _calls_shown(pause) for name in _SHOWN_FIELDS]
+    shown = to_json(fields, fallback=repr)
+    return hashlib.blake2b(shown, digest_size=16).hexdigest()
+
+
+def _calls_shown(pause: Pause) -> list[tuple[Any, ...]]:
+    # Not the provider's call id: it is not shown, and a provider may send one again.
+    return [(c.name, c.description, c.arguments, c.parameters, c.decisions, c.deciders) for c in pause.tool_calls]
 
 
 class Approval(pydantic.BaseModel):

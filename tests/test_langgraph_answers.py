@@ -396,6 +396,7 @@ async def test_each_answer_at_the_door_is_recorded_with_who_how_why_and_what_was
         "edits": (),
         "reason": "B is a duplicate",
         "standing": None,
+        "tools": ("refund", "refund"),
     }
     assert datetime.datetime.fromisoformat(decision.at).tzinfo == datetime.UTC
     assert run.decisions == run.result().decisions == [decision]
