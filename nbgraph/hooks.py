@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["VIEWS", "graph_mimebundle", "in_kernel", "notebook_layer", "register", "run_started"]
+__all__ = ["VIEWS", "graph_mimebundle", "in_kernel", "notebook_layer", "register", "run_started", "view_mimebundle"]
 
 _show_run: list[Callable[[Any], Any]] = []
 _widget_bundle: list[Callable[[Any], dict[str, Any]]] = []
@@ -62,7 +62,12 @@ def run_started(run: Any) -> None:
 
 def graph_mimebundle(graph: Any, mermaid: str) -> dict[str, Any]:
     """What a displayed graph shows: the widget where it renders, mermaid text always."""
-    bundle: dict[str, Any] = {"text/plain": repr(graph), "text/markdown": f"```mermaid\n{mermaid}```\n"}
+    return view_mimebundle(graph, {"text/plain": repr(graph), "text/markdown": f"```mermaid\n{mermaid}```\n"})
+
+
+def view_mimebundle(shown: Any, bundle: dict[str, Any]) -> dict[str, Any]:
+    """``bundle`` (what shows without widgets), with the view of ``shown`` (a graph, two runs
+    side by side) where it renders."""
     if notebook_layer():
-        bundle.update(_widget_bundle[0](graph))
+        bundle.update(_widget_bundle[0](shown))
     return bundle

@@ -164,12 +164,9 @@ class SideBySide:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """In a notebook, the two runs drawn on the graph (``GraphView.side_by_side``); the
         table as text and HTML for a front-end without widgets."""
-        from .widget import GraphView, widget_data
+        from .hooks import view_mimebundle
 
-        data = widget_data(GraphView.side_by_side(self, None))
-        data["text/plain"] = str(self)
-        data["text/html"] = self._repr_html_()
-        return data
+        return view_mimebundle(self, {"text/plain": str(self), "text/html": self._repr_html_()})
 
     def _repr_html_(self) -> str:
         runs = " | ".join(

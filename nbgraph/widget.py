@@ -685,9 +685,12 @@ def widget_data(view: anywidget.AnyWidget) -> dict[str, Any]:
     return {str(kind): value for kind, value in data.items()}
 
 
-def graph_mimebundle(graph: Any) -> dict[str, Any]:
-    """The widget part of a displayed Graph's mimebundle."""
-    return {k: v for k, v in widget_data(GraphView(graph)).items() if k != "text/plain"}
+def graph_mimebundle(shown: Any) -> dict[str, Any]:
+    """The widget part of a displayed Graph's mimebundle, or of two runs side by side."""
+    from .side_by_side import SideBySide
+
+    view = GraphView.side_by_side(shown, None) if isinstance(shown, SideBySide) else GraphView(shown)
+    return {k: v for k, v in widget_data(view).items() if k != "text/plain"}
 
 
 def show_run(run: Any) -> GraphView:

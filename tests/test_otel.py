@@ -449,6 +449,7 @@ class TestPausesAndResumes:
         assert result.outcome == "done" and sent == ["Dear Ada", "note 1"]
         edited, standing = result.decisions
         assert (edited.by, edited.via, standing.via) == ("alice", "code", "standing")
+        assert edited.standing == standing.standing  # the approval it set up, and that let the next call through
         text = (
             {
                 "nbgraph.decision.reason": "kinder, key [redacted]",
@@ -459,8 +460,16 @@ class TestPausesAndResumes:
         )
         decided = [event for event in _events(traced.one("invoke_agent agent")) if event[0] == "nbgraph.decision"]
         assert decided == [
-            _decided(edited, **{"nbgraph.decision.edited": ("send_email.body",)}, **text),
-            _decided(standing, **{"nbgraph.decision.standing": standing.standing}),
+            _decided(
+                edited,
+                **{"nbgraph.decision.edited": ("send_email.body",), "nbgraph.decision.standing": standing.standing},
+                **text,
+            ),
+            _decided(
+                standing,
+                **{"nbgraph.decision.standing": standing.standing},
+                **({"nbgraph.decision.reason": "kinder, key [redacted]"} if capture_text else {}),
+            ),
         ]
         assert KEY not in json.dumps([event for _, event in decided])
 

@@ -45,11 +45,16 @@ def test_the_view_gets_both_paths_and_the_comparison():
     assert GraphView(writer()).sides == {}  # a view of one run has none
 
 
-def test_a_comparison_displays_as_the_view_with_its_table_for_other_front_ends():
+def test_a_comparison_displays_as_the_view_with_its_table_for_other_front_ends(monkeypatch):
+    from nbgraph import _display, hooks  # noqa: F401  (the notebook layer registers its views)
+
     run = writer().invoke({"version": 0}, thread="run")
     other = writer(enough=1).invoke({"version": 0}, thread="v2")
     both = side_by_side(run, other, labels=("v1", "v2"))
+    outside = both._repr_mimebundle_()  # no kernel: the table alone
+    assert set(outside) == {"text/plain", "text/html"}
 
+    monkeypatch.setattr(hooks, "notebook_layer", lambda: True)
     bundle = both._repr_mimebundle_()
 
     assert "application/vnd.jupyter.widget-view+json" in bundle
