@@ -26,6 +26,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, interrupt
 
 import nbgraph.langgraph as nlg
+from nbgraph.answering import identity
 from nbgraph.errors import NoPendingRequest, ResumeError
 from nbgraph.widget import checked
 
@@ -318,9 +319,10 @@ async def test_two_interrupts_in_parallel_branches_answered_in_reverse_order_res
     assert await run == {"city": "Kyoto", "room": "double", "booked": "double in Kyoto"}
     # One resume with both answers: each branch ran again once from its start, book once.
     assert calls == {"city": 2, "room": 2, "book": 1}
+    who = identity()  # the log says who answered, and through which door
     assert [line for line in view.log if line.startswith("      answered")] == [
-        "      answered (room)",
-        "      answered (city)",
+        f"      answered (room) by {who} (view)",
+        f"      answered (city) by {who} (view)",
     ]
     assert view.pending == []
     # The steps say what each node asked and got back.
