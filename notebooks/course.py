@@ -15,6 +15,7 @@ import getpass
 import json
 import os
 import time
+import types
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ __all__ = [
     "rebuild",
     "run_to_end",
     "smoke_test",
+    "stale",
     "verdict",
 ]
 
@@ -211,6 +213,44 @@ def verdict(problems: Sequence[str], solved: str) -> None:
         print("Not yet:\n" + "\n".join(f"- {problem}" for problem in problems))
     else:
         print(f"Solved: {solved}")
+
+
+def _defined_here(value: Any) -> bool:
+    """A function or class a cell of this notebook defined (not one imported or made by nbgraph)."""
+    return isinstance(value, (types.FunctionType, type)) and value.__module__ == "__main__"
+
+
+def stale(graph: Graph, cell: str, nodes: Sequence[str] = ()) -> list[str]:
+    """What the notebook changed since ``graph`` was built that ``graph`` does not see: a node's
+    function or the state class defined again since (a graph keeps the objects it was built with),
+    and the functions in ``nodes`` that are defined but are no node of it. ``cell`` names the cell
+    that builds ``graph`` (``"%%graph writer"``), which the learner runs again."""
+    shell = get_ipython()
+    namespace = shell.user_ns if shell is not None else {}
+    problems = []
+    for name, spec in graph.nodes.items():
+        built = spec.fn
+        now = namespace.get(getattr(built, "__name__", ""))
+        if spec.graph is None and _defined_here(built) and _defined_here(now) and now is not built:
+            node = "" if built.__name__ == name else f" (node {name})"
+            problems.append(
+                f"{built.__name__} was defined again after the `{cell}` cell ran, and {graph.name}{node} still runs "
+                f"the {built.__name__} it was built with: run the `{cell}` cell again (a graph keeps the functions "
+                "it was built with)"
+            )
+    state = graph.state
+    if _defined_here(state) and _defined_here(now := namespace.get(state.__name__)) and now is not state:
+        problems.append(
+            f"{state.__name__} was defined again after the `{cell}` cell ran, and {graph.name} still uses the "
+            f"{state.__name__} it was built with: run the `{cell}` cell again"
+        )
+    for name in nodes:
+        if name not in graph.nodes and callable(namespace.get(name)):
+            problems.append(
+                f"{name} is defined, but {graph.name} has no node {name}: put it in the `{cell}` cell, and run that "
+                "cell again"
+            )
+    return problems
 
 
 def rebuild(notebook: str) -> None:
