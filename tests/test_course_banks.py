@@ -18,6 +18,8 @@ EXERCISES = banks()
 def _nobody_at_the_keyboard(monkeypatch: pytest.MonkeyPatch) -> None:
     """The lesson's cells that wait for a person act at once (its kernel inherits this)."""
     monkeypatch.setenv("NBGRAPH_AUTO_ANSWER", "1")
+
+
 _HEADING = re.compile(r"^## (Exercise|Milestone)\b.*$", re.M)
 
 

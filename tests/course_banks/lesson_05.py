@@ -32,7 +32,10 @@ EXERCISES = [
             ),
             Answer(
                 "the reducer right, but the `%%graph judges` cell not run again: the graph keeps the old Scores",
-                ("def keep_max(current, update):\n    return max(current, update)", _SCORES.format(field="Annotated[int, keep_max] = 0")),
+                (
+                    "def keep_max(current, update):\n    return max(current, update)",
+                    _SCORES.format(field="Annotated[int, keep_max] = 0"),
+                ),
                 says="Scores was defined again after the `%%graph judges` cell ran",
             ),
             _answer(
