@@ -1,5 +1,7 @@
 """Every code cell of every lesson runs twice in a row, as a learner re-runs a cell to see it
-again: the second run works too, and a check that passed the first time passes again."""
+again: the second run works too, and a check that passed the first time passes again. And once a
+lesson's exercises are solved, its cells run again meet the changed graphs with a note, never an
+error."""
 
 from __future__ import annotations
 
@@ -7,7 +9,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from checkbank import LESSONS, run_in_the_course, shown
+from checkbank import LESSONS, run_in_the_course, shown, verdict_in
+from course_mutants import lesson_of, solutions
 
 _PASSED = ("all checks passed", "Solved:")
 
@@ -36,3 +39,51 @@ def test_every_code_cell_runs_twice_in_a_row(path, monkeypatch):
         for word in _PASSED:
             if word in shown(first):
                 assert word in shown(again), f"{path.name}: {first.source[:200]!r}\n--- run again:\n{shown(again)}"
+
+
+# -- after solving ------------------------------------------------------------------------------
+
+SOLVED = {path: [e for s in solutions() for e in s.exercises if lesson_of(e) == path] for path in LESSONS}
+SOLVED = {path: exercises for path, exercises in SOLVED.items() if exercises}
+"""The lessons with exercises, and the worked answers of each (from its solution notebook)."""
+
+
+def _solved_then_again(path: Path) -> nbformat.NotebookNode:
+    """The lesson; the worked answers of its exercises, each followed by the lesson's check cell;
+    then again each of its cells but those that define what the answers change (tagged build),
+    and each check."""
+    notebook = nbformat.read(path, as_version=4)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    cells = list(notebook.cells)
+    checks = []
+    for exercise in SOLVED[path]:
+        call = exercise.check.splitlines()[0].split(" = ", 1)[-1]
+        (check,) = [cell for cell in code if f"course.verdict({call}" in cell.source]
+        checks.append(check)
+        cells += [nbformat.v4.new_code_cell(source, metadata={"answer": True}) for source in exercise.answer]
+        cells.append(nbformat.v4.new_code_cell(check.source, metadata={"solved": True}))
+    cells += [
+        nbformat.v4.new_code_cell(cell.source, metadata={"again": True, "check": cell in checks})
+        for cell in code
+        if "build" not in cell.metadata.get("tags", ()) or cell in checks
+    ]
+    notebook.cells = cells
+    return notebook
+
+
+@pytest.mark.parametrize("path", SOLVED, ids=lambda path: path.stem)
+def test_after_solving_each_cell_run_again_says_what_changed_and_never_fails(path, monkeypatch):
+    """Solved, a lesson's own cells meet the graphs its answers changed: run again, each works as
+    before or says in a note what changed, never with an error, and a check gives its verdict."""
+    monkeypatch.setenv("NBGRAPH_AUTO_ANSWER", "1")
+    notebook = _solved_then_again(path)
+    run_in_the_course(notebook)
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        where = f"{path.name}: {cell.source[:300]!r}\n{shown(cell)}"
+        assert not [o for o in cell.outputs if o.output_type == "error"], where
+        if cell.metadata.get("solved"):
+            assert verdict_in(shown(cell)).startswith("Solved:"), where
+        if cell.metadata.get("check"):
+            assert verdict_in(shown(cell)).startswith(("Solved:", "Not yet:")), where
