@@ -5,12 +5,14 @@ error."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
 import pytest
 from checkbank import LESSONS, run_in_the_course, shown, verdict_in
 from course_mutants import lesson_of, solutions
+from course_pace import guide_rows, timed_in_guide
 
 _PASSED = ("all checks passed", "Solved:")
 
@@ -27,12 +29,25 @@ def _twice(path: Path) -> nbformat.NotebookNode:
     return notebook
 
 
+def _seconds(cell: nbformat.NotebookNode) -> float:
+    """How long the kernel took to run ``cell`` (nbclient's timing of it)."""
+    timing = cell.metadata.get("execution", {})
+    began, ended = (datetime.fromisoformat(timing[key]) for key in ("iopub.execute_input", "shell.execute_reply"))
+    return (ended - began).total_seconds()
+
+
 @pytest.mark.parametrize("path", LESSONS, ids=lambda path: path.stem)
 def test_every_code_cell_runs_twice_in_a_row(path, monkeypatch):
+    """...and the first runs take about the seconds and print about the words the teacher's guide
+    says its minutes were reckoned with (a lesson grown much slower or wordier is found here)."""
     monkeypatch.setenv("NBGRAPH_AUTO_ANSWER", "1")
     notebook = _twice(path)
     run_in_the_course(notebook)
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    stated = timed_in_guide(guide_rows()[path.name])
+    seconds, printed = sum(map(_seconds, code[::2])), sum(len(shown(cell).split()) for cell in code[::2])
+    assert seconds <= 3 * stated.seconds + 10 and stated.seconds <= 3 * seconds + 10, (path.name, seconds, stated)
+    assert abs(printed - stated.printed) <= 0.15 * stated.printed + 20, (path.name, printed, stated)
     for first, again in zip(code[::2], code[1::2], strict=True):
         errors = [o for o in first.outputs + again.outputs if o.output_type == "error"]
         assert not errors, f"{path.name}: {first.source[:200]!r}\n{shown(first)}\n--- run again:\n{shown(again)}"
