@@ -791,7 +791,9 @@ class Report:
 
 
 def try_mutants(solution: Solution) -> Report:
-    """Run every mutant of every exercise of ``solution`` in one kernel, and judge each."""
+    """Run every mutant of every exercise of ``solution`` in one kernel, and judge each. The worked
+    answer runs before them (twice: its runs must be the same each time) and after them (judged
+    as before: no mutant left anything behind)."""
     report = Report(solution.name)
     with Kernel() as kernel:
         earlier: tuple[str, ...] = ()
@@ -805,5 +807,9 @@ def try_mutants(solution: Solution) -> Report:
             for mutant in mutants(exercise):
                 outcome = kernel.answer(solution.setup, earlier, mutant.cells, exercise.check)
                 report.judged.append((mutant, judge(mutant, outcome, solved), outcome))
+            after = kernel.answer(solution.setup, earlier, exercise.answer, exercise.check)
+            assert (after.verdict, after.runs) == (solved.verdict, solved.runs), (
+                f"{exercise.heading}: the worked answer judged otherwise after its mutants: one of them left something behind"
+            )
             earlier += exercise.answer
     return report

@@ -253,6 +253,12 @@ def test_every_tutorial_says_which_of_the_eleven_it_is(path):
     assert f"*Tutorial {number} of {len(TUTORIALS)}" in _read(path).cells[0].source, path.name
 
 
+def test_the_capstones_header_shows_nothing_of_the_solution():
+    """Other tutorials link a picture of their first view; the capstone's would be the solution's graph."""
+    header = _read(NOTEBOOKS / "09-capstone.ipynb").cells[0].source
+    assert "views/" not in header and "solutions/" not in header.split("\n\n")[1], header
+
+
 def test_the_builder_api_is_explained_before_a_lesson_first_uses_it():
     """`Graph(...)`, `add_node` and `add_edge` are explained in prose above the first code cell that
     uses them, in the order the course is taken."""
