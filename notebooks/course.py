@@ -1,5 +1,5 @@
 """What the course's notebooks share: your turn at a live run, exercise verdicts, an
-earlier notebook's definitions, and an optional real model.
+earlier notebook's definitions, tutorial 11's labelled cases, and an optional real model.
 
 Every notebook runs offline and from top to bottom (Run All). Where a lesson asks you to
 act in a run's view (answer, approve, Steer, Stop), the cell waits for you with a time
@@ -15,6 +15,7 @@ import getpass
 import json
 import os
 import time
+import types
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,8 +33,10 @@ __all__ = [
     "answer_or_wait",
     "real_model",
     "rebuild",
+    "returns_cases",
     "run_to_end",
     "smoke_test",
+    "stale",
     "verdict",
 ]
 
@@ -213,6 +216,44 @@ def verdict(problems: Sequence[str], solved: str) -> None:
         print(f"Solved: {solved}")
 
 
+def _defined_here(value: Any) -> bool:
+    """A function or class a cell of this notebook defined (not one imported or made by nbgraph)."""
+    return isinstance(value, (types.FunctionType, type)) and value.__module__ == "__main__"
+
+
+def stale(graph: Graph, cell: str, nodes: Sequence[str] = ()) -> list[str]:
+    """What the notebook changed since ``graph`` was built that ``graph`` does not see: a node's
+    function or the state class defined again since (a graph keeps the objects it was built with),
+    and the functions in ``nodes`` that are defined but are no node of it. ``cell`` names the cell
+    that builds ``graph`` (``"%%graph writer"``), which the learner runs again."""
+    shell = get_ipython()
+    namespace = shell.user_ns if shell is not None else {}
+    problems = []
+    for name, spec in graph.nodes.items():
+        built = spec.fn
+        now = namespace.get(getattr(built, "__name__", ""))
+        if spec.graph is None and _defined_here(built) and _defined_here(now) and now is not built:
+            node = "" if built.__name__ == name else f" (node {name})"
+            problems.append(
+                f"{built.__name__} was defined again after the `{cell}` cell ran, and {graph.name}{node} still runs "
+                f"the {built.__name__} it was built with: run the `{cell}` cell again (a graph keeps the functions "
+                "it was built with)"
+            )
+    state = graph.state
+    if _defined_here(state) and _defined_here(now := namespace.get(state.__name__)) and now is not state:
+        problems.append(
+            f"{state.__name__} was defined again after the `{cell}` cell ran, and {graph.name} still uses the "
+            f"{state.__name__} it was built with: run the `{cell}` cell again"
+        )
+    for name in nodes:
+        if name not in graph.nodes and callable(namespace.get(name)):
+            problems.append(
+                f"{name} is defined, but {graph.name} has no node {name}: put it in the `{cell}` cell, and run that "
+                "cell again"
+            )
+    return problems
+
+
 def rebuild(notebook: str) -> None:
     """Run the cells tagged ``build`` of another notebook of the course in this kernel.
 
@@ -240,6 +281,55 @@ def rebuild(notebook: str) -> None:
             raise CourseError(f"{path.name}, cell {number} (tagged build) failed: {type(error).__name__}: {error}")
         built += 1
     print(f"Rebuilt {path.name}: its {built} cells tagged build ran here.")
+
+
+# -- tutorial 11's labelled cases ----------------------------------------------------------------
+# Kept here, outside the notebook, so that the check reads labels no cell can change: a label that
+# moves to fit the agent measures nothing.
+
+_WAYS = {  # how customers write; {} is the order number
+    "hash": "Please refund #{}, it arrived broken.",
+    "short": "Refund #{} please, wrong size.",
+    "word": "I want to return order {}, it does not fit.",
+    "Word": "Order {} came damaged. Can I have my money back?",
+    "none": "My parcel came broken. I called 0800 and nobody answered. Refund please.",
+}
+_ORDERS = ("1042", "1043", "1044", "1045", "2001", "2002", "2003", "2004", "3003", "3004")
+_ENDING = {order: ("refund",) for order in ("1042", "1043", "1044", "1045")}  # 100 € or less
+_ENDING |= {"2001": ("big_refund",), "2002": ("big_refund",), "3003": ("refuse",), "3004": ("refuse",)}
+_ENDING |= {"2003": ("big_refund", "hand_over"), "2004": ("big_refund", "hand_over")}  # over 300 €: denied
+_ASKED, _READ = ("read_order", "ask_order", "look_up"), ("read_order", "look_up")
+_HELD_OUT = [  # written apart from the fifty, each labelled by a person
+    ("ORDER 2002 arrived in pieces.", "2002", (*_READ, "big_refund")),
+    ("Hi! My order 1043 is the wrong colour.", "1043", (*_READ, "refund")),
+    ("Refund for order 3004, please.", "3004", (*_READ, "refuse")),
+    ("Wrong item in my order 2003.", "2003", (*_READ, "big_refund", "hand_over")),
+    ("I paid 1250 SEK for a kettle that leaks. Refund please.", "1044", (*_ASKED, "refund")),
+    ("Call me on 0800 1234 about #2001.", "2001", (*_READ, "big_refund")),
+    ("The order arrived broken: #1042.", "1042", (*_READ, "refund")),
+]
+
+
+def returns_cases(which: str) -> dict[str, dict[str, Any]]:
+    """Tutorial 11's labelled messages, a fresh copy at each call: ``"fifty"``, five ways of writing
+    times ten orders, labelled by the lesson's rules; ``"held out"``, seven more the check keeps
+    apart. A case is ``{"message", "order", "route"}``; its route is its label."""
+    if which == "fifty":
+        return {
+            f"{way}-{order}": {
+                "message": text.format(order),
+                "order": order,
+                "route": (*(_READ if "{}" in text else _ASKED), *_ENDING[order]),
+            }
+            for way, text in _WAYS.items()
+            for order in _ORDERS
+        }
+    if which == "held out":
+        return {
+            f"held-out-{n}": {"message": message, "order": order, "route": route}
+            for n, (message, order, route) in enumerate(_HELD_OUT, 1)
+        }
+    raise CourseError(f"returns_cases({which!r}): there are 'fifty' and 'held out'")
 
 
 def real_model(*, model: str = "", base_url: str = "", ask_for_key: bool = False) -> OpenAIModel | None:

@@ -102,8 +102,8 @@ EXERCISES = [
         check='course.verdict(lookup_problems(), "three rounds of tools.")',
         wrong=(
             Answer(
-                "the copy of the node not run: there is no deeper_research",
-                (_PART_1,),
+                "the copy of the node not there (the kernel restarted, and only the check run): no deeper_research",
+                ("del deeper_research",),
                 says="deeper_research is not defined: run the cell above",
             ),
             Answer(

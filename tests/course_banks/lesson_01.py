@@ -48,6 +48,16 @@ EXERCISES = [
                 says="run the `%%graph writer` cell again",
             ),
             Answer(
+                "review returns the bare comparison instead of a dict: the run fails, and says why",
+                ("def review(state):\n    return state.version >= 3", _writer()),
+                says="the run failed: node 'review' returned bool",
+            ),
+            Answer(
+                "review writes to the state instead of returning the change: the state is read-only",
+                ("def review(state):\n    state.good_enough = state.version >= 3", _writer()),
+                says="the run failed: node 'review' failed at step 3: TypeError: state is read-only",
+            ),
+            Answer(
                 "off by one: review passes from the fourth draft on",
                 (_review("state.version > 3"), _writer()),
                 says="after 4 drafts",

@@ -126,6 +126,14 @@ EXERCISES = [
                 ),
             ),
             Answer(
+                "trip built again on a MessagesState, with the Python node named in its cell",
+                (
+                    "from nbgraph.llm import MessagesState",
+                    f"planner = llm_node({_PROMPT!r}, tools=[get_weather, book_hotel], max_tool_rounds=1)",
+                    "%%graph trip --state MessagesState --model ScriptedModel(TRIP) --max-steps 10\nSTART -> planner -> END",
+                ),
+            ),
+            Answer(
                 "tools as Tool objects, in another order",
                 (_planner(tools="tool(book_hotel), tool(get_weather)"),),
             ),

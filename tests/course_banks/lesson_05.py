@@ -30,6 +30,14 @@ EXERCISES = [
                 "def keep_max(current, update):\n    return max(current, update)",
                 says="each score replaced the last: give best a reducer",
             ),
+            Answer(
+                "the reducer right, but the `%%graph judges` cell not run again: the graph keeps the old Scores",
+                (
+                    "def keep_max(current, update):\n    return max(current, update)",
+                    _SCORES.format(field="Annotated[int, keep_max] = 0"),
+                ),
+                says="Scores was defined again after the `%%graph judges` cell ran",
+            ),
             _answer(
                 "operator.add: the scores are summed",
                 "Annotated[int, operator.add] = 0",

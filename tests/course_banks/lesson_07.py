@@ -4,8 +4,6 @@ then reads `hotfix`: a new thread, forked early enough that `build` ran on 1.0.1
 
 from checkbank import Answer, Exercise
 
-# What the exercise starts from, as the solution redoes it: the runner is up, 1.0 is released.
-_DONE = 'RUNNER_UP = True\ndone = course.run_to_end(release, {"version": "1.0"}, [True])'
 _GATE = """%%graph release --max-steps 10
 START -> build -> run_tests -> deploy [approval=before, on_deny=hold] -> END
 hold -> END"""
@@ -23,7 +21,7 @@ def _gate(options: str, node: str = "deploy") -> str:
 
 
 def _answer(why: str, *cells: str, says: str = "") -> Answer:
-    return Answer(why, (_DONE, *cells), says=says)
+    return Answer(why, cells, says=says)
 
 
 EXERCISES = [
@@ -40,6 +38,12 @@ EXERCISES = [
                 _GATE,
                 _HOTFIX.replace("step=0", "step=1"),
                 says="fork after a step before build",
+            ),
+            _answer(
+                "a new run of 1.0.1 instead of a fork of done: it starts from its own input, and goes to production",
+                _GATE,
+                'paused = release.invoke({"version": "1.0.1"})\nhotfix = release.invoke(Resume(paused, True))',
+                says="a new run starts from its own input; fork done",
             ),
             _answer(
                 "the fork kept where it paused, its deploy never approved",

@@ -110,6 +110,17 @@ EXERCISES = [
                 says="order_id is ''; expected '1042', the four digits after the #, found anywhere in the message",
             ),
             Answer(
+                "any four digits taken for the order number, a phone number's too: no `#` in the pattern",
+                ('ORDER_NUMBER = re.compile(r"(\\d{4})")\n' + _FIND, _FIND_GRAPH),
+                says="'Call me on 0800 5551 about #1042.' (read_order): the run failed: node 'look_up' failed at step 2: "
+                "KeyError: '0800'",
+            ),
+            Answer(
+                "look_up reads a field the orders do not have: the node's own error comes first",
+                (_FIND.replace('order["amount"]', 'order["price"]'), _FIND_GRAPH),
+                says="'Please refund #1042, it arrived broken.' (read_order): the run failed: node 'look_up' failed",
+            ),
+            Answer(
                 "group(0) keeps the # with the digits, which find_order does not know",
                 (_FIND.replace("group(1)", "group(0)"), _FIND_GRAPH),
                 says="order_id is '#1042'; expected '1042'",
@@ -130,7 +141,7 @@ EXERCISES = [
             Answer(
                 "every customer is asked, even one whose message has the number",
                 (_FIND, _FIND_GRAPH.replace("if not state.order_id\nread_order -> look_up", "")),
-                says="it paused for ['input']; expected no pause; ask with `await ctx.request_input(...)` in an async node, and only when there is no order_id",
+                says="it paused for ['input at ask_order']; expected no pause; ask with `await ctx.request_input(...)` in an async node, and only when there is no order_id",
             ),
             Answer(
                 "look_up reads the order from the message instead of order_id",
@@ -193,22 +204,22 @@ look_up -> END""",
             Answer(
                 "the age test turned round: the old order is refunded, the new ones refused",
                 (_FIND + _ENDS, _ENDS_GRAPH.replace("if state.too_old", "if not state.too_old")),
-                says="'Return #3003 please.': pay_refund paid [60.0]; expected no payment",
+                says="'Return #3003 please.' (read_order -> look_up -> refund): pay_refund paid [60.0]; expected no payment",
             ),
             Answer(
                 "the reply names the order without its #",
                 (_FIND + _ENDS.replace("order #{state.order_id}", "order {state.order_id}"), _ENDS_GRAPH),
-                says="the reply 'Refunded order 1042.' does not name #1042",
+                says="refund's reply 'Refunded order 1042.' does not name #1042",
             ),
             Answer(
                 "refuse leaves refunded unset",
                 (_FIND + _ENDS.replace('{"refunded": 0, "reply"', '{"reply"'), _ENDS_GRAPH),
-                says="'Return #3003 please.': refunded is None; expected 0",
+                says="'Return #3003 please.' (read_order -> look_up -> refuse): refunded is None after refuse; expected 0",
             ),
             Answer(
                 "the refusal does not say why",
                 (_FIND + _ENDS.replace("is over 30 days old.", "cannot be refunded."), _ENDS_GRAPH),
-                says="a refusal's reply should say '30 days'",
+                says="refuse's reply is a refusal, and should say '30 days'",
             ),
         ),
         right=(
@@ -251,14 +262,15 @@ refund -> END""",
                 "the manager asked after the refund was paid: `[approval]` on the node that pays",
                 (_DESK, _DESK_GRAPH.format(gate="approval, on_deny=hand_over")),
                 says=(
-                    "'Refund #2001 please.': when the manager was asked, there was already {'REFUNDS': [('2001', 200.0)], "
+                    "'Refund #2001 please.' (read_order -> look_up -> big_refund): when the manager was asked, there was "
+                    "already {'REFUNDS': [('2001', 200.0)], "
                     "'reply': 'Refunded order #2001.', 'refunded': 200.0}; the manager decides before anything is paid"
                 ),
             ),
             Answer(
                 "`[approval]` alone on the node that pays: the manager is asked too late, and a denial ends the run",
                 (_DESK, _DESK_GRAPH.format(gate="approval")),
-                says="'Refund #2001, it does not fit.': pay_refund paid [200.0]; expected no payment",
+                says="'Refund #2001, it does not fit.' (read_order -> look_up -> big_refund): pay_refund paid [200.0]; expected no payment",
             ),
             Answer(
                 "no on_deny: a denial ends the run, and nobody takes the case",
@@ -276,12 +288,18 @@ refund [approval=before, on_deny=hand_over] -> END
 refuse -> END
 hand_over -> END""",
                 ),
-                says="'Please refund #1042, it arrived broken.': it paused for ['approval']; expected no pause; only a refund over 100 €",
+                says="'Please refund #1042, it arrived broken.' (read_order -> look_up): it paused for ['approval at refund']; expected no pause; only a refund over 100 €",
             ),
             Answer(
                 "hand_over forgets to say the case went to a person",
                 (_DESK.replace('"handed_to_person": True, ', ""), _WHOLE_DESK[1]),
-                says="'Refund #2001, it does not fit.': handed_to_person is None; expected True",
+                says="handed_to_person is None after hand_over; expected True",
+            ),
+            Answer(
+                "the manager asked from 100 € on, not over 100 €: the 100 € kettle waits too",
+                (_DESK, _WHOLE_DESK[1].replace("if state.amount > 100", "if state.amount >= 100")),
+                says="'Refund #1044, a 100 € kettle.' (read_order -> look_up): it paused for ['approval at big_refund']; "
+                "expected no pause",
             ),
             Answer(
                 "the step limit raised to 20",
