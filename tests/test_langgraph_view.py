@@ -10,8 +10,11 @@ from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Send
+from turns import wait_until, within
 
 import nbgraph.langgraph as nlg
+from nbgraph.answering import set_identity
+from nbgraph.errors import ResumeError
 from nbgraph.widget import checked, widget_data
 
 
@@ -162,3 +165,48 @@ def test_the_view_displays_as_the_widget_with_a_deterministic_repr():
     # A graph without a run has nothing to inspect, and says so in the view's error message.
     with pytest.raises(ValueError, match="shows a graph, not a run"):
         shown.handle(checked("graph", "to_kernel", {"type": "inspect", "step": 1}))
+
+
+STALE = "0" * 32  # a digest no pause shows
+
+
+@pytest.fixture
+def alice():
+    set_identity("alice")
+    yield "alice"
+    set_identity(None)
+
+
+class TestDecisionsInTheView:
+    async def test_a_langgraph_interrupt_answered_in_the_view_is_recorded_the_same_way(self, alice):
+        from typing import TypedDict
+
+        from langgraph.checkpoint.memory import InMemorySaver
+        from langgraph.types import interrupt
+
+        class Trip(TypedDict, total=False):
+            city: str
+
+        g = StateGraph(Trip)
+        g.add_node("city", lambda state: {"city": interrupt("Which city?")})
+        g.add_edge(START, "city")
+        g.add_edge("city", END)
+        run = nlg.start(g.compile(checkpointer=InMemorySaver()), {}, display=False)
+        view = nlg.LangGraphView.for_run(run)
+        pause = await run.next_pause(timeout=10)
+        assert view.can_stand is False  # (LangGraph's runs take no standing approvals)
+        with pytest.raises(ResumeError, match="shows something else"):
+            view.handle({"type": "answer", "pause_id": pause.id, "value": "Kyoto", "shown": STALE})
+        assert view.handle(
+            {"type": "answer", "pause_id": pause.id, "value": "Kyoto", "shown": pause.shown, "reason": "warmer"}
+        )
+        assert (await within(run, 20))["city"] == "Kyoto"  # (a LangGraph run gives the graph's final state)
+        await wait_until(lambda: view.decisions.get("rows"))
+        (row,) = view.decisions["rows"]
+        assert (row["path"], row["verdict"], row["by"], row["via"], row["reason"]) == (
+            "city",
+            "answered",
+            "alice",
+            "view",
+            "warmer",
+        )

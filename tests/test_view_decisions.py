@@ -258,46 +258,6 @@ class TestTheDecisionLog:
         ]
 
 
-class TestAnotherEngine:
-    async def test_a_langgraph_interrupt_answered_in_the_view_is_recorded_the_same_way(self, alice):
-        from typing import TypedDict
-
-        from langgraph.checkpoint.memory import InMemorySaver
-        from langgraph.graph import END as LG_END
-        from langgraph.graph import START as LG_START
-        from langgraph.graph import StateGraph
-        from langgraph.types import interrupt
-
-        import nbgraph.langgraph as nlg
-
-        class Trip(TypedDict, total=False):
-            city: str
-
-        g = StateGraph(Trip)
-        g.add_node("city", lambda state: {"city": interrupt("Which city?")})
-        g.add_edge(LG_START, "city")
-        g.add_edge("city", LG_END)
-        run = nlg.start(g.compile(checkpointer=InMemorySaver()), {}, display=False)
-        view = nlg.LangGraphView.for_run(run)
-        pause = await run.next_pause(timeout=10)
-        assert view.can_stand is False  # (LangGraph's runs take no standing approvals)
-        with pytest.raises(ResumeError, match="shows something else"):
-            view.handle({"type": "answer", "pause_id": pause.id, "value": "Kyoto", "shown": STALE})
-        assert view.handle(
-            {"type": "answer", "pause_id": pause.id, "value": "Kyoto", "shown": pause.shown, "reason": "warmer"}
-        )
-        assert (await within(run, 20))["city"] == "Kyoto"  # (a LangGraph run gives the graph's final state)
-        await wait_until(lambda: view.decisions.get("rows"))
-        (row,) = view.decisions["rows"]
-        assert (row["path"], row["verdict"], row["by"], row["via"], row["reason"]) == (
-            "city",
-            "answered",
-            "alice",
-            "view",
-            "warmer",
-        )
-
-
 class TestDeadlines:
     async def test_a_box_is_told_when_its_pause_was_asked_and_the_deadlines_decision_is_listed(self):
         g = Graph("letter")
