@@ -18,6 +18,7 @@ from .compiler import GraphWarning
 from .deadlines import Deadline
 from .engine import Budget, Context, Fork, Outcome, Resume, Run, RunResult, default_checkpointer
 from .errors import (
+    CannotWaitHere,
     CheckpointError,
     GraphSyntaxError,
     GraphValidationError,
@@ -63,6 +64,7 @@ __all__ = [
     "BranchState",
     "Breakpoints",
     "Budget",
+    "CannotWaitHere",
     "Checkpoint",
     "CheckpointError",
     "Checkpointer",

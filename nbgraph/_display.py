@@ -1,15 +1,21 @@
 """The notebook layer's display hooks: a live view for started runs, the widget for graphs,
-the batch view for batches and comparisons.
+the batch view for batches and comparisons, and ``await run`` that fails at once where no
+click could reach a paused run while the cell awaits it.
 
 Importing this module registers them with :mod:`nbgraph.hooks` and :mod:`nbgraph.batch`.
 """
 
 from __future__ import annotations
 
+from IPython.core.getipython import get_ipython
+
 from . import hooks
 from .batch import register_view
 from .batch_view import show_batch, show_comparison
+from .waiting import wait_in_cell, watch_cells
 from .widget import graph_mimebundle, show_run
 
-hooks.register(show_run=show_run, widget_bundle=graph_mimebundle)
+hooks.register(show_run=show_run, widget_bundle=graph_mimebundle, awaited=wait_in_cell)
 register_view(show_batch, compare=show_comparison)
+if (shell := get_ipython()) is not None:
+    watch_cells(shell)

@@ -19,7 +19,10 @@ Nobody to click: a notebook executed headless (nbconvert, papermill, nbval) show
 views to no browser, so a run waiting there for a person would wait for ever. Each
 view's module says hello from the browser when it loads; a run whose pause has waited
 ``NBGRAPH_HEADLESS_WAIT`` seconds (default 30, 0: for ever) in a kernel no browser has
-said hello to ends ``interrupted``, with a reason that says how to answer from code.
+said hello to ends ``interrupted``, with a reason that says how to answer from code. A
+kernel that reads a view's message only between cells (:func:`nbgraph.waiting.unheard`:
+ipykernel before 7.4 in a Run All, Voilà) has heard no hello while cells run: the wait
+starts again until it has passed with no cell run.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from .answering import identity
 from .decision import decided_in
 from .errors import NbgraphError
 from .history import tally, tally_within
+from .waiting import Browser, Cells, unheard
 
 if TYPE_CHECKING:
     from .viewed import ViewedApprovals, ViewedRun
@@ -49,12 +53,6 @@ _NO_BROWSER = (
     "run.answer(value, pause=pause.id), or run the notebook with NBGRAPH_AUTO_ANSWER=1 if it answers its own "
     "pauses; NBGRAPH_HEADLESS_WAIT sets the wait (0: for ever); g.invoke(Resume(result, answer)) goes on from here"
 )
-
-
-class Browser:
-    """Whether a browser has loaded an nbgraph view in this kernel (it then says hello)."""
-
-    seen = False
 
 
 _HEADLESS_WAIT = 30.0
@@ -161,6 +159,7 @@ class RunObserver:
         self._handle: asyncio.TimerHandle | None = None
         self._headless_wait = _headless_wait()
         self._no_browser: asyncio.TimerHandle | None = None
+        self._cells_seen = 0  # the cells started when the wait for a browser began
         self._ended_pauses: tuple[Any, ...] = ()
         self._asked: dict[str, float] = {}
         """Pause id -> when the view heard it asked (kernel clock): its deadline's whole wait."""
@@ -207,7 +206,7 @@ class RunObserver:
             where = ", ".join(part for part in (pause.path if "/" in pause.path else None, pause.branch) if part)
             self._log.append(f"      waiting{f' ({where})' if where else ''}: {pause.prompt}")
             if not Browser.seen and self._no_browser is None and self._headless_wait > 0:
-                self._no_browser = self._loop.call_later(self._headless_wait, self._give_up, True)
+                self._wait_for_browser()
             self._flush()
         elif kind == "answer":
             where = ", ".join(part for part in (event.path if "/" in event.path else None, event.branch) if part)
@@ -264,10 +263,18 @@ class RunObserver:
             if handle is not None:
                 handle.cancel()
 
+    def _wait_for_browser(self) -> None:
+        self._cells_seen = Cells.started
+        self._no_browser = self._loop.call_later(self._headless_wait, self._give_up, True)
+
     def _give_up(self, first_look: bool) -> None:
         """A pause has waited its time and no browser has said hello: nobody can answer."""
         self._no_browser = None
         if Browser.seen or self._done or not self.run.pauses:
+            return
+        if (Cells.task is not None or Cells.started != self._cells_seen) and unheard() is not None:
+            # Cells ran meanwhile, and this kernel reads a view's hello only between them.
+            self._wait_for_browser()
             return
         if first_look:
             # A cell that kept the loop busy may have held the hello back: let the kernel read it.

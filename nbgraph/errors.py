@@ -9,6 +9,7 @@
     ├── InvalidUpdate (TypeError)           a node returned something the state cannot take
     ├── MaxStepsExceeded (RuntimeError)     on_max_steps="raise" and the limit was hit
     ├── RunStillRunning (RuntimeError)      a result was asked of a run that is not finished
+    │   └── CannotWaitHere                  a cell awaits a paused run that no click can reach meanwhile
     ├── NoPendingRequest (RuntimeError)     answer()/approve()/deny() with nothing open
     ├── ThreadBusy (RuntimeError)           another run holds the thread's lease; says who and until when
     ├── LeaseLost (RuntimeError)            a run's lease was taken over or expired; it wrote nothing more
@@ -27,6 +28,7 @@ import difflib
 from collections.abc import Iterable
 
 __all__ = [
+    "CannotWaitHere",
     "CheckpointError",
     "GraphSyntaxError",
     "GraphValidationError",
@@ -106,6 +108,12 @@ class MaxStepsExceeded(NbgraphError, RuntimeError):
 
 class RunStillRunning(NbgraphError, RuntimeError):
     """The run has not finished yet."""
+
+
+class CannotWaitHere(RunStillRunning):
+    """A cell awaits a run at a pause that only a click could answer, on a kernel that reads
+    no click while the cell runs (ipykernel before 7.4, marimo, Voilà): the run goes on,
+    waiting; the message says how to answer it instead."""
 
 
 class NoPendingRequest(NbgraphError, RuntimeError):

@@ -4,25 +4,45 @@ Nothing below the notebook layer names IPython or a widget. The notebook layer
 registers itself here when it is imported (``%load_ext nbgraph`` does so, and so
 does the first graph or run displayed inside a Jupyter kernel, which loads the
 views installed under the ``nbgraph.views`` entry point); anywhere else
-(scripts, CI, plain Python) a graph shows as text and a started run shows nothing.
+(scripts, CI, plain Python) a graph shows as text, a started run shows nothing, and
+``await run`` waits for the run.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
-__all__ = ["VIEWS", "graph_mimebundle", "in_kernel", "notebook_layer", "register", "run_started", "view_mimebundle"]
+__all__ = [
+    "VIEWS",
+    "awaited",
+    "graph_mimebundle",
+    "in_kernel",
+    "notebook_layer",
+    "register",
+    "run_started",
+    "view_mimebundle",
+]
+
+T = TypeVar("T")
+Waiting = Callable[[Any, Coroutine[Any, Any, Any]], Coroutine[Any, Any, Any]]
 
 _show_run: list[Callable[[Any], Any]] = []
 _widget_bundle: list[Callable[[Any], dict[str, Any]]] = []
+_awaited: list[Waiting] = []
 
 
-def register(*, show_run: Callable[[Any], Any], widget_bundle: Callable[[Any], dict[str, Any]]) -> None:
+def register(
+    *,
+    show_run: Callable[[Any], Any],
+    widget_bundle: Callable[[Any], dict[str, Any]],
+    awaited: Waiting | None = None,
+) -> None:
     """Install the notebook layer's hooks (it calls this when imported)."""
     _show_run[:] = [show_run]
     _widget_bundle[:] = [widget_bundle]
+    _awaited[:] = [awaited] if awaited is not None else []
 
 
 def in_kernel() -> bool:
@@ -71,3 +91,12 @@ def view_mimebundle(shown: Any, bundle: dict[str, Any]) -> dict[str, Any]:
     if notebook_layer():
         bundle.update(_widget_bundle[0](shown))
     return bundle
+
+
+def awaited(run: Any, waiting: Coroutine[Any, Any, T]) -> Coroutine[Any, Any, T]:
+    """What ``await run`` awaits: ``waiting`` (the run's result), or inside a kernel the
+    notebook layer's wait for it, which fails at once, saying what to do, where the run
+    pauses for a click the kernel cannot read while the cell awaits."""
+    if notebook_layer() and _awaited:
+        return _awaited[0](run, waiting)
+    return waiting

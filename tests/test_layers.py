@@ -88,6 +88,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "nbgraph.batch_view",
             "nbgraph.magics",
             "nbgraph.viewed",
+            "nbgraph.waiting",
         },
     ),
     # Another engine's runs in the same view: LangGraph's graphs drawn, watched and forked.

@@ -17,6 +17,7 @@ EXPECTED_NAMES = {
     "BranchState",
     "Breakpoints",
     "Budget",
+    "CannotWaitHere",
     "Checkpoint",
     "CheckpointError",
     "Checkpointer",

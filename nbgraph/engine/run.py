@@ -14,6 +14,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from .. import hooks
 from ..answering import IN_CODE, Given
 from ..errors import MaxStepsExceeded, NoPendingRequest, RunStillRunning
 from ..export import to_dag
@@ -416,7 +417,8 @@ class Run:
     def __await__(self) -> Generator[Any, None, RunResult]:
         if self._task is None:
             raise RunStillRunning("this run was not started; use g.start(...)")
-        return self._wait().__await__()
+        # In a kernel, the notebook layer's wait: it fails at once where no click could answer a pause.
+        return hooks.awaited(self.viewed, self._wait()).__await__()
 
     def __repr__(self) -> str:
         status = self._result.outcome if self._result else f"running, step {self.step}"

@@ -21,7 +21,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from .. import events
+from .. import events, hooks
 from ..answering import Given, Via
 from ..decision import Decision
 from ..engine.listeners import Listeners
@@ -508,7 +508,8 @@ class LangGraphRun:
         return self
 
     def __await__(self) -> Generator[Any, None, dict[str, Any]]:
-        return self._values().__await__()
+        # In a kernel, the notebook layer's wait: it fails at once where no click could answer a pause.
+        return hooks.awaited(self, self._values()).__await__()
 
     async def _values(self) -> dict[str, Any]:
         if self._task is None:
