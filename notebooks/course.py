@@ -5,7 +5,8 @@ Every notebook runs offline and from top to bottom (Run All). Where a lesson ask
 act in a run's view (answer, approve, Steer, Stop), the cell waits for you with a time
 limit it prints, then acts for you and says so, so Run All never hangs and never fails
 because nobody clicked. ``COURSE_WAIT`` sets that limit in seconds (default 60); with
-``NBGRAPH_AUTO_ANSWER=1`` (CI, nbconvert) the cells act at once.
+``NBGRAPH_AUTO_ANSWER=1`` (CI, nbconvert) the cells act at once, and so they do, saying
+why, on a kernel that reads no click while a cell waits (Colab's: nbgraph.waiting.unheard).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from IPython.utils.capture import capture_output
 from nbgraph import END, START, Graph, NbgraphError, Resume, Run, RunResult
 from nbgraph.llm import MessagesState, OpenAIModel, llm_node
 from nbgraph.pauses import Pause
+from nbgraph.waiting import unheard
 
 __all__ = [
     "CourseError",
@@ -48,6 +50,12 @@ OFFLINE = (
     "Offline: no real model is set, so the real-model cells print a note and skip; every other "
     "cell runs on scripted models. To use one, fill in BASE_URL and MODEL (a local server) or set "
     "ASK_FOR_KEY = True (OpenAI) in the setup cell and run it again (reference/real-model.md)."
+)
+
+
+_CLICK_LATER = (
+    "To click yourself, start the run in a cell of its own (run = ...start(...)), answer in its view, "
+    "and read run.result() in the next cell."
 )
 
 
@@ -132,7 +140,8 @@ async def answer_or_wait(run: Run, answers: Answers) -> RunResult:
     """Wait for you to answer ``run``'s pauses in its view, then return its result.
 
     A pause nobody answers within ``COURSE_WAIT`` seconds is answered from code with
-    ``answers``, and so is every later one (with ``NBGRAPH_AUTO_ANSWER`` set, all are).
+    ``answers``, and so is every later one (with ``NBGRAPH_AUTO_ANSWER`` set, all are; on a
+    kernel that reads no click while a cell waits, such as Colab's, too, and the cell says why).
     A run that gave up waiting because no browser shows the notebook (nbconvert, CI)
     ended ``interrupted``: it is resumed from its checkpoint with them.
     """
@@ -143,6 +152,13 @@ async def answer_or_wait(run: Run, answers: Answers) -> RunResult:
     while (pause := await run.next_pause()) is not None:
         if pause.id in answered:
             break  # the run did not take the answer: awaiting it below says why
+        if not for_you and (why := unheard()) is not None:
+            # Nobody's click could reach this cell before it ends: say so, rather than wait for one.
+            print(
+                f"Your turn would be in the view above ({_asks(pause)}), but {why}: so this cell answers for you, "
+                f"and any later pause. {_CLICK_LATER}"
+            )
+            for_you = True
         if not for_you:
             print(
                 f"Your turn, in the view above: {_asks(pause)}. This cell waits up to {wait:g} s, then answers for you."
@@ -181,8 +197,11 @@ async def act_or_wait(
 
     Nobody acting within ``COURSE_WAIT`` seconds (or ``NBGRAPH_AUTO_ANSWER`` set), this
     cell calls ``act()`` itself, once ``ready()`` holds (at the moment the lesson is about).
+    On a kernel that reads no click while a cell waits, it says so and acts at once.
     """
-    if not _auto():
+    if not _auto() and (why := unheard()) is not None:
+        print(f"Your turn would be in the view above ({what}), but {why}: so this cell does it for you. {_CLICK_LATER}")
+    elif not _auto():
         wait = _wait()
         print(f"Your turn, in the view above: {what}. This cell waits up to {wait:g} s, then does it for you.")
         if await _until(lambda: acted() or run.done, wait):

@@ -7,9 +7,20 @@ again where the kernel is Colab's, so both halves of each are exercised."""
 
 from __future__ import annotations
 
+import html
+import os
 import re
+import socket
+import subprocess
+import sys
+import threading
 import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
+import nbformat
 from kernel_session import KERNEL_HEARS_WHILE_AWAITING, kernel
 
 LETTER = """
@@ -121,3 +132,141 @@ def test_no_browser_is_concluded_while_cells_keep_the_hello_from_a_deaf_kernel()
         status = k.view_update(view, "status", lambda s: s["state"] == "done", timeout=15)
         assert status["outcome"] == "interrupted"
         assert "no browser shows this notebook" in status["reason"]
+
+
+COURSE = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).parent.parent / "notebooks")!r})
+import course
+"""
+
+
+def test_the_course_waits_for_a_click_only_where_one_can_reach_the_cell():
+    """On a kernel that reads no click while a cell waits, the lesson's cell says so and answers at
+    once (never pretending to wait for the learner); elsewhere the learner's click answers."""
+    with kernel(NBGRAPH_HEADLESS_WAIT="0", COURSE_WAIT="600") as k:
+        k.run(LETTER + COURSE)
+        cell = k.send("run = letter.start({'text': ''})\nresult = await course.answer_or_wait(run, [True])")
+        view = k.view_of(cell)
+        pause = k.pause_shown(view)
+        k.click(view, {"type": "approve", "pause_id": pause["id"]})
+        assert k.reply(cell, timeout=30)["status"] == "ok"
+        said = k.printed(cell)
+        if KERNEL_HEARS_WHILE_AWAITING:
+            assert said == (
+                "Your turn, in the view above: 'draft' ran: press Approve to keep what it changed, or Deny to "
+                "drop it. This cell waits up to 600 s, then answers for you.\n"
+            )
+        else:
+            assert said.startswith(
+                "Your turn would be in the view above ('draft' ran: press Approve to keep what it changed, or Deny "
+                "to drop it), but this kernel (ipykernel 6.17.1) reads a click in a view only after the running "
+                "cell ends"
+            )
+            assert "start the run in a cell of its own" in said
+            assert said.endswith("Answered from code: Approve at 'draft'.\n")
+        assert k.run("print(result.outcome, [d.via for d in result.decisions])") == (
+            "done ['view']\n" if KERNEL_HEARS_WHILE_AWAITING else "done ['code']\n"
+        )
+
+        # Stop, as a lesson asks for it while a node hangs.
+        cell = k.send(
+            "import asyncio\n"
+            "hang = Graph('hang')\n"
+            "async def wait_for_ci(state):\n"
+            "    await asyncio.sleep(600)\n"
+            "hang.add_node('ci', wait_for_ci)\n"
+            "hang.add_edge(START, 'ci')\n"
+            "hang.add_edge('ci', END)\n"
+            "stuck = hang.start({})\n"
+            "stopped = await course.act_or_wait(stuck, 'press Stop', stuck.cancel, acted=lambda: stuck.done)\n"
+            "print(stopped.outcome)"
+        )
+        view = k.view_of(cell)
+        if KERNEL_HEARS_WHILE_AWAITING:  # (elsewhere the cell stops the run at once: no click is awaited)
+            k.view_update(view, "running", lambda running: running == ["ci"])
+        k.click(view, {"type": "stop"})
+        assert k.reply(cell, timeout=30)["status"] == "ok"
+        said = k.printed(cell)
+        if KERNEL_HEARS_WHILE_AWAITING:
+            assert said.startswith("Your turn, in the view above: press Stop. This cell waits up to 600 s")
+            assert said.endswith("Done in the view.\naborted\n")
+        else:
+            assert said.startswith("Your turn would be in the view above (press Stop), but this kernel")
+            assert said.endswith(
+                "so this cell does it for you. To click yourself, start the run in a cell of its own (run = ...start(...)), answer in its view, and read run.result() in the next cell.\naborted\n"
+            )
+
+
+def test_in_voilas_default_mode_a_cell_awaiting_a_paused_run_fails_within_seconds(tmp_path):
+    """Voilà runs every cell before its page (and its views) shows: no click can come while a cell
+    awaits. The cell fails after the few seconds a progressively rendered page would need to say
+    hello, naming Voilà, and the page is served; it used to stay blank until the run gave up on
+    its browser (NBGRAPH_HEADLESS_WAIT=0 here: never)."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.cells = [
+        nbformat.v4.new_code_cell(LETTER),
+        nbformat.v4.new_code_cell("run = letter.start({'text': ''})\nresult = await run"),
+    ]
+    nbformat.write(notebook, tmp_path / "letter.ipynb")
+    with voila(tmp_path / "letter.ipynb", NBGRAPH_HEADLESS_WAIT="0") as url:
+        asked = time.monotonic()
+        chunks: list[bytes] = []
+        with urllib.request.urlopen(url, timeout=60) as response:
+            # Voilà keeps a page that waits alive with a heartbeat every few seconds: read until it ends.
+            while chunk := response.read1(1 << 16):
+                chunks.append(chunk)
+                assert time.monotonic() - asked < 30, "the page is still waiting after 30 s"
+        took = time.monotonic() - asked
+        page = b"".join(chunks).decode()
+    text = html.unescape(re.sub(r"<[^>]+>", "", page))
+    assert "CannotWaitHere" in text, text[-2000:]
+    assert "waits at 'draft' (approval) for an answer that cannot reach it while this cell awaits the run: " in text
+    assert "Voilà shows the page, and the run's view with it, only once every cell has run" in text
+    assert "leave `await run` out of the notebook" in text
+    assert took < 20, f"the page took {took:.1f} s"
+
+
+@contextmanager
+def voila(notebook: Path, **env: str) -> Iterator[str]:
+    """Voilà serving ``notebook`` in its default mode on loopback: the page's URL once it listens."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    environ = {k: v for k, v in os.environ.items() if k != "NBGRAPH_AUTO_ANSWER"}
+    environ.update(env, JUPYTER_RUNTIME_DIR=str(notebook.parent / "runtime"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "voila", str(notebook), "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1"]
+        + ["--show_tracebacks=True"],
+        env=environ,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    log: list[str] = []
+    ready = threading.Event()
+
+    def read_log() -> None:  # (all of it: a full pipe would stop Voilà)
+        assert process.stderr is not None
+        for line in process.stderr:
+            log.append(line)
+            if f":{port}/" in line:  # it says where it listens once it does
+                ready.set()
+        ready.set()
+
+    reader = threading.Thread(target=read_log, daemon=True)
+    reader.start()
+    try:
+        assert ready.wait(timeout=60) and process.poll() is None, "Voilà did not start:\n" + "".join(log)
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        reader.join(timeout=10)
+        assert process.stderr is not None
+        process.stderr.close()
