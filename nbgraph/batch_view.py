@@ -32,7 +32,7 @@ from ._observer import Browser
 from .export import to_dag, to_mermaid
 from .names import END, START
 from .secrets import redact
-from .widget import MessageError, checked, handlers_of, widget_data
+from .widget import MessageError, checked, handlers_of, widget_bundle
 
 __all__ = ["BatchView", "show_batch", "show_comparison"]
 
@@ -336,29 +336,27 @@ def _with_edges(dag: dict[str, Any], sides: dict[str, Any]) -> dict[str, Any]:
     return {**dag, "nodes": nodes, "edges": edges}
 
 
-def _bundle(view: BatchView, mermaid: str | None) -> dict[str, Any]:
-    data = widget_data(view)
+def _show(view: BatchView, mermaid: str | None) -> None:
+    from IPython.display import display
+
+    data, metadata = widget_bundle(view)
     if mermaid:
         data["text/markdown"] = f"```mermaid\n{mermaid}```\n"
-    return data
+    display(data, metadata=metadata, raw=True)
 
 
 def show_batch(batch: Any) -> BatchView:
     """Display a view that follows ``batch`` below the current cell (with a mermaid fallback)."""
-    from IPython.display import display
-
     view = BatchView.for_batch(batch)
     graph = batch.graph
-    display(_bundle(view, to_mermaid(graph) if hasattr(graph, "compile") else None), raw=True)
+    _show(view, to_mermaid(graph) if hasattr(graph, "compile") else None)
     return view
 
 
 def show_comparison(table: Any, a: Any, b: Any) -> BatchView:
     """Display the view of a comparison's ``table`` (``a`` and ``b``: the graphs, or tables)."""
-    from IPython.display import display
-
     graph = b if hasattr(b, "compile") else None
     before = a if hasattr(a, "compile") and graph is not None else None
     view = BatchView.for_comparison(table, graph, before)
-    display(_bundle(view, None), raw=True)
+    _show(view, None)
     return view

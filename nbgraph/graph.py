@@ -399,7 +399,9 @@ class Graph(Running):
         """The graph as DAG JSON (nodes; edges with from, to, label, unconditional)."""
         return to_dag(self)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None
+    ) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
         return hooks.graph_mimebundle(self, to_mermaid(self))
 
     def __repr__(self) -> str:

@@ -29,14 +29,15 @@ T = TypeVar("T")
 Waiting = Callable[[Any, Coroutine[Any, Any, Any]], Coroutine[Any, Any, Any]]
 
 _show_run: list[Callable[[Any], Any]] = []
-_widget_bundle: list[Callable[[Any], dict[str, Any]]] = []
+Bundle = tuple[dict[str, Any], dict[str, Any]]  # a mimebundle's data and its metadata
+_widget_bundle: list[Callable[[Any], Bundle]] = []
 _awaited: list[Waiting] = []
 
 
 def register(
     *,
     show_run: Callable[[Any], Any],
-    widget_bundle: Callable[[Any], dict[str, Any]],
+    widget_bundle: Callable[[Any], Bundle],
     awaited: Waiting | None = None,
 ) -> None:
     """Install the notebook layer's hooks (it calls this when imported)."""
@@ -80,16 +81,19 @@ def run_started(run: Any) -> None:
         _show_run[0](run)
 
 
-def graph_mimebundle(graph: Any, mermaid: str) -> dict[str, Any]:
+def graph_mimebundle(graph: Any, mermaid: str) -> dict[str, Any] | Bundle:
     """What a displayed graph shows: the widget where it renders, mermaid text always."""
     return view_mimebundle(graph, {"text/plain": repr(graph), "text/markdown": f"```mermaid\n{mermaid}```\n"})
 
 
-def view_mimebundle(shown: Any, bundle: dict[str, Any]) -> dict[str, Any]:
+def view_mimebundle(shown: Any, bundle: dict[str, Any]) -> dict[str, Any] | Bundle:
     """``bundle`` (what shows without widgets), with the view of ``shown`` (a graph, two runs
-    side by side) where it renders."""
+    side by side) where it renders; with the view's metadata where it has some (on Colab)."""
     if notebook_layer():
-        bundle.update(_widget_bundle[0](shown))
+        data, metadata = _widget_bundle[0](shown)
+        bundle.update(data)
+        if metadata:
+            return bundle, metadata
     return bundle
 
 

@@ -161,7 +161,9 @@ class SideBySide:
                 lines.append(f"  {where}: {self.labels[0]} {a}, {self.labels[1]} {b}")
         return lines
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None
+    ) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
         """In a notebook, the two runs drawn on the graph (``GraphView.side_by_side``); the
         table as text and HTML for a front-end without widgets."""
         from .hooks import view_mimebundle

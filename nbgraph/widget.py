@@ -678,19 +678,23 @@ def inspection_message(seen: Inspection) -> dict[str, Any]:
     return {"type": "inspection", **data}
 
 
-def widget_data(view: anywidget.AnyWidget) -> dict[str, Any]:
-    """The mimebundle data that displays ``view`` (anywidget may hand back data and metadata)."""
+def widget_bundle(view: anywidget.AnyWidget) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The mimebundle that displays ``view``: its data, and the metadata anywidget adds (on Colab,
+    where its widget manager finds the view's module)."""
     bundle: Any = view._repr_mimebundle_()
-    data: Mapping[str, Any] = bundle[0] if isinstance(bundle, tuple) else bundle
-    return {str(kind): value for kind, value in data.items()}
+    data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
+    shown: Mapping[str, Any] = data
+    return {str(kind): value for kind, value in shown.items()}, dict(metadata or {})
 
 
-def graph_mimebundle(shown: Any) -> dict[str, Any]:
-    """The widget part of a displayed Graph's mimebundle, or of two runs side by side."""
+def graph_mimebundle(shown: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The widget part of a displayed Graph's mimebundle, or of two runs side by side, and its
+    metadata."""
     from .side_by_side import SideBySide
 
     view = GraphView.side_by_side(shown, None) if isinstance(shown, SideBySide) else GraphView(shown)
-    return {k: v for k, v in widget_data(view).items() if k != "text/plain"}
+    data, metadata = widget_bundle(view)
+    return {k: v for k, v in data.items() if k != "text/plain"}, metadata
 
 
 def show_run(run: Any) -> GraphView:
@@ -698,9 +702,9 @@ def show_run(run: Any) -> GraphView:
     from IPython.display import display
 
     view = GraphView.for_run(run)
-    data = widget_data(view)
+    data, metadata = widget_bundle(view)
     data["text/markdown"] = f"```mermaid\n{to_mermaid(run.plan)}```\n"
-    display(data, raw=True)
+    display(data, metadata=metadata, raw=True)
     return view
 
 

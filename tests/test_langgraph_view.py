@@ -15,7 +15,7 @@ from turns import wait_until, within
 import nbgraph.langgraph as nlg
 from nbgraph.answering import set_identity
 from nbgraph.errors import ResumeError
-from nbgraph.widget import checked, widget_data
+from nbgraph.widget import checked, widget_bundle
 
 
 class State(TypedDict):
@@ -159,7 +159,7 @@ def test_static_breakpoints_are_drawn_as_breakpoints_and_a_click_says_they_are_c
 def test_the_view_displays_as_the_widget_with_a_deterministic_repr():
     app = research_app()
     shown = nlg.view(app)
-    data = widget_data(shown)
+    data, _ = widget_bundle(shown)
     assert "application/vnd.jupyter.widget-view+json" in data
     assert repr(shown) == "GraphView(graph='LangGraph')"
     # A graph without a run has nothing to inspect, and says so in the view's error message.

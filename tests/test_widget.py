@@ -583,9 +583,10 @@ class TestStreamedText:
 
 
 def test_graph_mimebundle_has_the_widget():
-    bundle = graph_mimebundle(human_graph())
+    bundle, metadata = graph_mimebundle(human_graph())
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "text/plain" not in bundle
+    assert metadata == {}  # (anywidget adds some only on Colab: tests/test_colab_display.py)
 
 
 def branch_graph(calls: list[str] | None = None) -> Graph:

@@ -19,7 +19,7 @@ import traitlets
 
 from .._observer import edge_key, place
 from ..answering import Given
-from ..widget import GraphView, inspection_message, widget_data
+from ..widget import GraphView, inspection_message, widget_bundle
 from ._drawing import Shape, discovered
 from ._run import LangGraphRun, UnsupportedByLangGraph, forked, resumed
 from ._thread import ThreadSteps, inspect_entry, step_index
@@ -210,6 +210,6 @@ def show(view: GraphView, mermaid: str) -> None:
     """Display ``view`` below the current cell, with the graph's mermaid text where widgets do not render."""
     from IPython.display import display
 
-    data = widget_data(view)
+    data, metadata = widget_bundle(view)
     data["text/markdown"] = f"```mermaid\n{mermaid}```\n"
-    display(data, raw=True)
+    display(data, metadata=metadata, raw=True)
