@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import ipywidgets.comm
 import pytest
 from openai_server import OpenAIServer
 from postgres_server import postgres, postgres_dsn  # noqa: F401 (the session's server; a schema per test)
 from redis_server import redis_server
+
+# The test process is no kernel: its widgets take the comm package's comms, as under any ipykernel
+# from 6.18 on. (Before 6.18, Colab's 6.17 say, ipywidgets would take ipykernel's own, which send
+# nothing outside a kernel, so no test could read what a view sends. In a kernel nothing changes.)
+ipywidgets.comm.requires_ipykernel_shim = lambda: False
 
 # The programs under programs/ run as processes of their own, never as test modules: importing
 # one (as --markdown-docs does, to read its docstrings) may run it.

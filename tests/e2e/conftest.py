@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -11,6 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
+import colab_kernel
 import pytest
 
 # The notebooks here are opened in a browser by the tests, not executed by nbval.
@@ -28,6 +30,8 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 HERE = Path(__file__).parent
+COLAB_KERNEL = "python3-colab"
+"""The kernel spec of a kernel as Colab runs it (its notebooks name it)."""
 ARTIFACTS = HERE.parent.parent / "test-artifacts"
 
 
@@ -69,6 +73,19 @@ def lab(tmp_path_factory):
     # Who answers from the kernels, as a JupyterHub would say (nbgraph.answering.identity): the
     # boxes and the decisions name it, the same on every machine, and so do the pictures.
     env["JUPYTERHUB_USER"] = "alice"
+    # A second kernel, as Colab runs one (built when a test first needs it: tests/colab_kernel.py).
+    env["JUPYTER_PATH"] = str(home / "share")
+    spec = home / "share" / "kernels" / COLAB_KERNEL
+    spec.mkdir(parents=True)
+    spec.joinpath("kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [str(colab_kernel.interpreter()), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python 3 (Colab's ipykernel 6.17.1, IPython 7.34)",
+                "language": "python",
+            }
+        )
+    )
     # Start the notebook's kernel without asking (a fresh Lab would show a kernel dialog).
     tracker = home / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
     tracker.parent.mkdir(parents=True)
