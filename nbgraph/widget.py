@@ -31,7 +31,7 @@ from ._observer import Browser, RunObserver, edge_key, exit_line, place
 from ._redefined import graph_redefined, latest_definition, node_redefined, run_views
 from .answering import Given
 from .engine import Fork, Resume, Run
-from .errors import NbgraphError, ResumeError
+from .errors import NbgraphError
 from .export import to_dag, to_mermaid
 from .secrets import redact
 
@@ -395,15 +395,7 @@ class GraphView(anywidget.AnyWidget):
         given = Given("view", None, _reason(content.get("reason")), content.get("shown"))
         run = self._observed().run
         if run.done:
-            if self._run is not None:
-                return self._resume_given(pause_id, value, given)
-            # Another engine's view resumes its way, from the pause alone: the view holds the
-            # answer to what was shown.
-            pause = next((pause for pause in run.result().pauses if pause.id == pause_id), None)
-            if pause is None:
-                return False
-            _check_shown(pause, given.shown)
-            return self._resume(pause_id, value)
+            return self._resume(pause_id, value, given)
         if all(pause.id != pause_id for pause in run.pauses):
             return False  # a stale click: that pause was answered already
         run.answer(value, pause=pause_id, shown=given.shown, reason=given.reason, via=given.via)
@@ -457,14 +449,10 @@ class GraphView(anywidget.AnyWidget):
         graph = latest_definition(self._graph_name)
         return graph if graph is not None else self._builder
 
-    def _resume(self, pause_id: str, value: Any) -> bool:
-        """An answer to a pause of a run that has ended ``interrupted``: resume it live, here
-        (a view of another engine's runs resumes them its own way)."""
-        return self._resume_given(pause_id, value, Given("view"))
-
-    def _resume_given(self, pause_id: str, value: Any, given: Given) -> bool:
+    def _resume(self, pause_id: str, value: Any, given: Given) -> bool:
         """Resume the view's ended ``interrupted`` run live, here, with ``value`` for ``pause_id``,
-        recorded as ``given`` (and refused if the pause shows something else than ``given.shown``).
+        recorded as ``given`` (and refused if the pause shows something else than ``given.shown``);
+        a view of another engine's runs resumes them its own way.
 
         As the pause's ``reruns`` said, the node it stopped in runs again from its start.
         False when the pause is not one the run ended waiting for (a stale click).
@@ -599,15 +587,6 @@ def _reason(text: Any) -> str | None:
             f"a reason is at most {_REASON_CHARS:,} characters, this one has {len(text):,}: say why in fewer words"
         )
     return text.strip()
-
-
-def _check_shown(pause: Any, shown: str | None) -> None:
-    """Refuse an answer decided on something else than what ``pause`` shows now."""
-    if shown is not None and shown != pause.shown:
-        raise ResumeError(
-            f"pause {pause.id!r} at node {pause.path or pause.node!r} shows something else now than what was "
-            "decided on: look at it again and answer that. Nothing was answered"
-        )
 
 
 def _shown_breakpoints(graph: Any, builder: Any) -> Any:

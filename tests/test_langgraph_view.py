@@ -210,3 +210,38 @@ class TestDecisionsInTheView:
             "view",
             "warmer",
         )
+
+    async def test_a_click_on_a_run_that_stopped_waiting_resumes_it_bound_to_what_was_shown_and_why(self, alice):
+        from langgraph.checkpoint.memory import InMemorySaver
+        from langgraph.types import interrupt
+
+        class Trip(TypedDict, total=False):
+            city: str
+
+        g = StateGraph(Trip)
+        g.add_node("city", lambda state: {"city": interrupt("Which city?")})
+        g.add_edge(START, "city")
+        g.add_edge("city", END)
+        run = nlg.start(g.compile(checkpointer=InMemorySaver()), {}, display=False)
+        view = nlg.LangGraphView.for_run(run)
+        pause = await run.next_pause(timeout=10)
+        run.stop_waiting("nobody is at the desk")
+        await within(run, 20)
+        assert run.result().outcome == "interrupted"
+        with pytest.raises(ResumeError, match="shows something else"):
+            view.handle({"type": "answer", "pause_id": pause.id, "value": "Kyoto", "shown": STALE})
+        assert view.observer is not None and view.observer.run is run  # nothing resumed
+        assert view.handle(
+            {"type": "answer", "pause_id": pause.id, "value": "Kyoto", "shown": pause.shown, "reason": "warmer"}
+        )
+        going_on = view.observer.run
+        assert going_on is not run
+        assert (await within(going_on, 20))["city"] == "Kyoto"
+        (decision,) = going_on.result().decisions
+        assert (decision.pause_id, decision.by, decision.via, decision.reason, decision.shown) == (
+            pause.id,
+            "alice",
+            "view",
+            "warmer",
+            pause.shown,
+        )

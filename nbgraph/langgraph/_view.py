@@ -111,9 +111,10 @@ class LangGraphView(GraphView):
             "(compile it with interrupt_before=[...] / interrupt_after=[...])"
         )
 
-    def _resume(self, pause_id: str, value: Any) -> bool:
+    def _resume(self, pause_id: str, value: Any, given: Given) -> bool:
         """An answer to a pause of a run that has ended ``interrupted``: resume its thread here
-        with it (each interrupted node runs again from its start, as LangGraph resumes).
+        with it (each interrupted node runs again from its start, as LangGraph resumes), recorded
+        as ``given`` and refused if the pause shows something else than ``given.shown``.
         False when the pause is not one the run ended waiting for (a stale click)."""
         observer = self.observer
         assert observer is not None
@@ -122,7 +123,7 @@ class LangGraphView(GraphView):
         result = run.result()
         if result.outcome != "interrupted" or all(pause.id != pause_id for pause in result.pauses):
             return False
-        going_on = resumed(result.replay(), value, pause_id, how=Given("view"))
+        going_on = resumed(result.replay(), value, pause_id, how=given)
         self._bind(going_on, carry=observer).note(f"resumed from its checkpoint with the answer to {pause_id}")
         going_on.launch()
         return True
