@@ -1,5 +1,6 @@
 """What the course's notebooks share: your turn at a live run, exercise verdicts, an
-earlier notebook's definitions, tutorial 11's labelled cases, and an optional real model.
+earlier notebook's definitions, tutorials 11 and 12's labelled cases, the recordings tutorial 12
+replays, and an optional real model.
 
 Every notebook runs offline and from top to bottom (Run All). Where a lesson asks you to
 act in a run's view (answer, approve, Steer, Stop), the cell waits for you with a time
@@ -30,6 +31,7 @@ from nbgraph.pauses import Pause
 from nbgraph.waiting import unheard
 
 __all__ = [
+    "RECORDINGS",
     "CourseError",
     "act_or_wait",
     "answer_or_wait",
@@ -39,6 +41,7 @@ __all__ = [
     "run_to_end",
     "smoke_test",
     "stale",
+    "triage_cases",
     "verdict",
 ]
 
@@ -349,6 +352,32 @@ def returns_cases(which: str) -> dict[str, dict[str, Any]]:
             for n, (message, order, route) in enumerate(_HELD_OUT, 1)
         }
     raise CourseError(f"returns_cases({which!r}): there are 'fifty' and 'held out'")
+
+
+# -- tutorial 12's labelled messages and its recording ------------------------------------------
+
+RECORDINGS = Path(__file__).resolve().parent / "recordings"
+"""The course's recorded model calls (``recordings/``, beside the lessons): a path that holds
+from the solutions' folder too, where a solution rebuilds a lesson."""
+
+_TRIAGE = {  # how customers write, and what they want; {} is the order number
+    "plain": ("Please refund #{}, it arrived broken.", "refund"),
+    "where": ("Where is my parcel? Order #{} has not arrived.", "where"),
+    "late": ("Order {} is two weeks late, I would rather have my money back.", "refund"),
+    "gift": ("Do you sell gift cards? I liked order {} a lot.", "other"),
+    "vague": ("Something is wrong with order {}, can you help?", "other"),
+}
+
+
+def triage_cases() -> dict[str, dict[str, str]]:
+    """Tutorial 12's fifty messages, a fresh copy at each call: five ways of writing times tutorial
+    11's ten orders, keyed ``"late-1042"``. A case is ``{"message", "label"}``; its label, what the
+    customer wants, is ``refund``, ``where`` (where is my parcel) or ``other``."""
+    return {
+        f"{way}-{order}": {"message": text.format(order), "label": label}
+        for way, (text, label) in _TRIAGE.items()
+        for order in _ORDERS
+    }
 
 
 def real_model(*, model: str = "", base_url: str = "", ask_for_key: bool = False) -> OpenAIModel | None:

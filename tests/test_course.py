@@ -248,7 +248,7 @@ def test_every_lesson_says_its_time_and_links_the_map_the_cheat_sheet_and_the_gl
 
 
 @pytest.mark.parametrize("path", TUTORIALS, ids=lambda path: path.stem)
-def test_every_tutorial_says_which_of_the_eleven_it_is(path):
+def test_every_tutorial_says_which_of_the_twelve_it_is(path):
     number = int(path.stem.split("-")[0])
     assert f"*Tutorial {number} of {len(TUTORIALS)}" in _read(path).cells[0].source, path.name
 
@@ -284,6 +284,43 @@ def test_tutorial_11_names_labels_a_metric_and_a_held_out_set_and_the_glossary_d
         ("**held-out**", "**Held-out set.**"),
     ):
         assert term in prose and entry in glossary, term
+
+
+def test_tutorial_12_names_samples_graders_pass_rates_and_intervals_and_the_glossary_defines_them():
+    prose = "\n".join(
+        c.source for c in _read(NOTEBOOKS / "12-grading-samples.ipynb").cells if c.cell_type == "markdown"
+    )
+    glossary = (NOTEBOOKS / "reference" / "glossary.md").read_text(encoding="utf-8")
+    for term, entry in (
+        ("**sample**", "**Sample.**"),
+        ("**grader**", "**Grader.**"),
+        ("**pass rate**", "**Pass rate.**"),
+        ("**interval**", "**Interval.**"),
+    ):
+        assert term in prose and entry in glossary, term
+    assert "**Recording.**" in glossary
+
+
+def test_tutorial_12_replays_what_the_recording_script_records():
+    """The lesson's graph and judge send the requests examples/recorded_samples.py records (its prompt,
+    its criteria, its fifty messages), so the recording step the lesson shows makes a file it reads."""
+    spec = importlib.util.spec_from_file_location(
+        "recorded_samples", NOTEBOOKS.parent / "examples" / "recorded_samples.py"
+    )
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    code = "\n".join(c.source for c in _read(NOTEBOOKS / "12-grading-samples.ipynb").cells if c.cell_type == "code")
+    assert f"PROMPT = {script.PROMPT!r}" in code
+    assert "".join(re.findall(r'"([^"]*)"', code.split("CRITERIA = (", 1)[1].split(")\n", 1)[0])) == script.CRITERIA
+    spec = importlib.util.spec_from_file_location("course", NOTEBOOKS / "course.py")
+    assert spec is not None and spec.loader is not None
+    course = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(course)
+    cases = course.triage_cases()
+    assert {key: (case["message"], case["label"]) for key, case in cases.items()} == script.CASES
+    judged, labelled = script.evaluate_offline(course.RECORDINGS / "triage.ndjson")
+    assert (judged.overall.passed, labelled.overall.passed, labelled.overall.samples) == (108, 108, 150)
 
 
 @pytest.mark.parametrize("path", TUTORIALS, ids=lambda path: path.stem)

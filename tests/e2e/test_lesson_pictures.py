@@ -50,17 +50,20 @@ LESSONS = {
     "solutions/09-capstone.ipynb": "idle",
     "10-langgraph.ipynb": "done",
     "11-evaluating-an-agent.ipynb": "finished",
+    "12-grading-samples.ipynb": "done",
 }
 
 
 @pytest.fixture(scope="module")
 def course(lab):
-    """The course's lessons, their helpers and the capstone's solution, in the lab's folder course/."""
+    """The course's lessons, their helpers and recordings and the capstone's solution, in the lab's
+    folder course/."""
     root = lab.root / "course"
     (root / "solutions").mkdir(parents=True, exist_ok=True)
     for notebook in COURSE.glob("*.ipynb"):
         shutil.copy(notebook, root / notebook.name)
     shutil.copy(COURSE / "course.py", root / "course.py")
+    shutil.copytree(COURSE / "recordings", root / "recordings", dirs_exist_ok=True)
     shutil.copy(COURSE / "solutions" / "09-capstone.ipynb", root / "solutions" / "09-capstone.ipynb")
     return "course"
 
