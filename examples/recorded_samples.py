@@ -14,7 +14,9 @@ evaluations give each message's pass rate with a 95% interval: all offline, from
 The committed recording (``examples/recordings/triage.ndjson``) was made against the local
 OpenAI-compatible test server (``tests/openai_server.py``), which plays a model that is sure
 of plain messages and unsure of ambiguous ones (chance, not a fixed script: every recording
-differs), and a judge that compares the answer with the label.
+differs), and a judge that compares the answer with the label. The course's tutorial 12 replays
+a copy of it, ``notebooks/recordings/triage.ndjson`` (``--out`` records that one afresh; the
+lesson's prose quotes its numbers).
 """
 
 from __future__ import annotations
