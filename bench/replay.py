@@ -114,7 +114,7 @@ def main() -> None:
 
 def slider_message(steps: int) -> None:
     """What a view's step slider is sent at the end of a long run: its frames, packed."""
-    from nbgraph._observer import pack_frames
+    from nbgraph._shown import pack_frames
 
     g = Graph("cycle", max_steps=steps, max_same_node=steps)
     g.add_node("a", lambda s: {"n": s.get("n", 0) + 1})

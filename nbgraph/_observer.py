@@ -35,6 +35,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ._decided import DecisionLog, standing_rows
+from ._shown import edge_key, exit_line, place
 from .answering import identity
 from .decision import decided_in
 from .errors import NbgraphError
@@ -74,19 +75,6 @@ def _headless_wait() -> float:
 
 _LOG_LINES = 200
 _TEXT_CHARS = 4000
-
-
-def edge_key(source: str, target: str) -> str:
-    return f"{source}\u2192{target}"
-
-
-def place(path: str, branch: str | None) -> str:
-    # A map's branch is named after its node (ask[1]): say it once.
-    return path if not branch else branch if branch.startswith(f"{path}[") else f"{path} [{branch}]"
-
-
-def exit_line(step: int, path: str, branch: str | None, duration: float) -> str:
-    return f"{step:>4}  {place(path, branch)}  {duration * 1000:.1f} ms"
 
 
 _FINAL = ("done", "failed")

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
-from ._decided import DecisionLog
-from ._observer import Browser, RunObserver, edge_key, exit_line, place
+from ._observer import Browser, RunObserver, place
 from ._redefined import graph_redefined, latest_definition, node_redefined, run_views
+from ._shown import edge_key, ended_traits, pack_frames
 from .answering import Given
 from .engine import Fork, Resume, Run
 from .errors import NbgraphError
@@ -54,7 +54,6 @@ __all__ = [
 ]
 
 _STATIC = Path(__file__).parent / "static"
-_LOG_LINES = 200
 _INPUT_CHARS = 4000
 _log = logging.getLogger("nbgraph.view")
 
@@ -271,27 +270,9 @@ class GraphView(anywidget.AnyWidget):
         ``frames``: its ``frames``, ``records``, ``outcome``, ``reason`` and ``plan`` (a
         :class:`~nbgraph.replay.Replay`, or another engine's frames of the same shape).
         """
-        self.show_frames(frames)
-        records = frames.records
-        log = DecisionLog()
-        log.place(records)
-        self.decisions = log.rows()
-        top = [record for record in records if "/" not in record.path]
-        self.status = {
-            "state": "done",
-            "outcome": frames.outcome,
-            "reason": frames.reason,
-            "step": top[-1].step if top else 0,
-            "max_steps": frames.plan.max_steps,
-            "tokens": sum(record.tokens for record in records),
-            "cost": sum(record.cost for record in records),
-            "elapsed": round(sum(record.duration for record in top), 2),
-            "current": None,
-        }
-        last = self._replay.frames[-1]
-        self.visits = dict(last.visits)
-        self.fired = {edge_key(*edge): count for edge, count in last.fired.items()}
-        self.log = [exit_line(r.step, r.path, r.branch, r.duration) for r in records[-_LOG_LINES:]]
+        self._replay = frames
+        for name, value in ended_traits(frames).items():
+            setattr(self, name, value)
 
     def show_frames(self, frames: Any) -> None:
         """Give the slider these replay frames (sent as changes from frame to frame, no state)."""
@@ -691,34 +672,3 @@ def _path_json(frames: Any) -> dict[str, Any]:
     """The path a run took, as the view draws it: its last frame's visits and fired edges."""
     last = frames.frames[-1]
     return {"visits": dict(last.visits), "fired": {edge_key(*edge): count for edge, count in last.fired.items()}}
-
-
-def pack_frames(frames: Any) -> dict[str, Any]:
-    """Replay frames as the slider takes them, packed: each frame a row of only the counts it
-    changed, every path and edge named once (a 10,000-step run's frames make one message
-    of a few hundred kilobytes).
-
-    ``{"names": [path or edge key, ...], "rows": [[step, path, branch, error, visits, fired]]}``
-    where ``path`` indexes ``names`` (None for frame 0, the input) and ``visits`` / ``fired``
-    are flat ``[name index, count, ...]`` lists.
-    """
-    names: list[str] = []
-    index: dict[str, int] = {}
-
-    def name(text: str) -> int:
-        at = index.get(text)
-        if at is None:
-            at = index[text] = len(names)
-            names.append(text)
-        return at
-
-    rows: list[list[Any]] = []
-    visits: Any = {}
-    fired: Any = {}
-    for frame in frames.frames:
-        changed_visits = [x for k, v in frame.visits.items() if visits.get(k) != v for x in (name(k), v)]
-        changed_fired = [x for k, v in frame.fired.items() if fired.get(k) != v for x in (name(edge_key(*k)), v)]
-        path = None if frame.path is None else name(frame.path)
-        rows.append([frame.step, path, frame.branch, frame.error, changed_visits, changed_fired])
-        visits, fired = frame.visits, frame.fired
-    return {"names": names, "rows": rows}

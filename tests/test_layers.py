@@ -56,6 +56,8 @@ LAYERS: list[tuple[str, set[str]]] = [
             "nbgraph.inspection.*",
             "nbgraph.replay",
             "nbgraph.side_by_side",
+            "nbgraph._decided",
+            "nbgraph._shown",
         },
     ),
     ("models and tools", {"nbgraph.llm", "nbgraph.llm.*"}),
@@ -80,7 +82,6 @@ LAYERS: list[tuple[str, set[str]]] = [
     (
         "the notebook layer",
         {
-            "nbgraph._decided",
             "nbgraph._display",
             "nbgraph._observer",
             "nbgraph._redefined",
