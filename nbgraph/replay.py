@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._timeline import Walk, record_key
@@ -358,6 +359,16 @@ class Replay:
             "missing": list(self.missing),
             "frames": [frame.to_json(state=states) for frame in self.frames],
         }
+
+    def to_html(self, path: str | os.PathLike[str]) -> Path:
+        """Write one self-contained HTML file that replays the run with the step slider and the
+        inspector, offline, in any browser (see :mod:`nbgraph.share`); returns its path.
+
+        >>> replay("run.ndjson", graph=g).to_html("run.html")   # doctest: +SKIP
+        """
+        from .share import write_html
+
+        return write_html(self, path)
 
     # -- building the frames ----------------------------------------------------------------
 

@@ -58,6 +58,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "nbgraph.side_by_side",
             "nbgraph._decided",
             "nbgraph._shown",
+            "nbgraph.share",
         },
     ),
     ("models and tools", {"nbgraph.llm", "nbgraph.llm.*"}),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from os import PathLike
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..export import to_dag
@@ -129,6 +131,15 @@ class RunResult:
         from ..replay import Replay
 
         return Replay.from_result(self)
+
+    def to_html(self, path: str | PathLike[str]) -> Path:
+        """Write one self-contained HTML file that replays this run with the step slider and the
+        inspector: no kernel, no network, in any browser, on a static site or inside another page
+        (see :mod:`nbgraph.share`). Returns its path.
+
+        >>> result.to_html("run.html")                # doctest: +SKIP
+        """
+        return self.replay().to_html(path)
 
     def problems(self) -> list[Any]:
         """Conditions, maps and routers that raised, and nodes no edge out of matched, in this run."""
