@@ -78,6 +78,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     ),
     # Above all that runs: the engine reaches it only through the hooks it installs.
     ("traces for other tools", {"nbgraph.otel"}),
+    # The `nbgraph` command: reads traces and writes pages with what is below.
+    ("the command line", {"nbgraph.cli", "nbgraph.__main__"}),
     # Loaded by pytest (its pytest11 entry point), in a user's tests.
     ("the test plugin", {"nbgraph.testing"}),
     (

@@ -9,6 +9,8 @@ iframe) without a style or an id crossing either way."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -259,4 +261,44 @@ def test_it_sits_inside_another_page_twice_and_in_an_iframe_with_no_style_or_id_
         "() => document.querySelector('[data-nbgraph-shared]').shadowRoot?.querySelector('.nbg-svg')", timeout=TIMEOUT
     )
     assert frame.locator("[data-node]").count() == 5
+    shared.assert_quiet()
+
+
+def test_the_command_makes_a_page_of_a_real_runs_trace_that_replays_it(offline, openai_server, tmp_path):
+    from openai_server import Reply
+    from test_cli import GRAPH_FILE, chat
+
+    from nbgraph import OpenAIModel
+    from nbgraph.llm import UserMessage
+
+    openai_server.script(Reply(tool_calls=[("remember", {"note": "milk"})]), Reply(text="Noted: milk."))
+    model = OpenAIModel("gpt-4o-mini", base_url=openai_server.base_url, api_key="sk-proj-" + "Q7" * 16, max_retries=0)
+    try:
+        result = chat(model).invoke({"messages": [UserMessage(content="Remember milk")]})
+    finally:
+        model.close()
+    assert result.outcome == "done", result.reason
+    (tmp_path / "run.ndjson").write_text(result.to_ndjson())
+    (tmp_path / "graph.py").write_text(GRAPH_FILE)
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgraph", "html", "run.ndjson", "--graph", "graph.py:g"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    shared = offline()
+    page = shared.open(tmp_path / "run.html")
+    page.locator(".nbg-replay-range").focus()
+    page.keyboard.press("Home")
+    page.keyboard.press("ArrowRight")
+    assert _state(page)["highlighted"] == ["agent"]
+    page.locator(".nbg-replay-inspect").click()
+    llm = page.locator(".nbg-inspector .nbg-insp-llm")
+    llm.wait_for(state="visible", timeout=TIMEOUT)
+    assert "tool remember" in (llm.text_content() or "") and "Noted: milk." in (llm.text_content() or "")
+    page.locator(".nbg-replay-range").focus()
+    page.keyboard.press("ArrowRight")
+    assert (_state(page)["highlighted"], _state(page)["visited"]) == ([], ["agent", "wrap"])  # (as it ended)
     shared.assert_quiet()
