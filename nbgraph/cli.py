@@ -69,7 +69,7 @@ def _html(args: argparse.Namespace) -> int:
     written = frames.to_html(output)
     size = written.stat().st_size
     print(
-        f"{written}: {len(frames) - 1} steps of graph {frames.plan.name!r}, {frames.outcome or 'ended'}, {size / 1024:,.0f} KB"
+        f"{written}: {_steps(len(frames) - 1)} of graph {frames.plan.name!r}, {frames.outcome or 'ended'}, {size / 1024:,.0f} KB"
     )
     return 0
 
@@ -107,3 +107,7 @@ def load_graph(spec: str) -> Any:
     if not (hasattr(found, "compile") or hasattr(found, "nodes")):
         raise ValueError(f"--graph {spec!r}: {name} is a {type(found).__name__}, not a Graph")
     return found
+
+
+def _steps(count: int) -> str:
+    return f"{count} step" if count == 1 else f"{count} steps"

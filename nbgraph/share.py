@@ -95,7 +95,8 @@ def page(
     outcome = frames.outcome or "ended"
     thread = getattr(frames, "thread", None)
     run = f"run {thread} of graph {name}" if thread else f"a run of graph {name}"
-    note = f"A replay of {run} ({outcome}, {len(every) - 1} steps), shared as one file: {_NO_KERNEL_PARTS}."
+    steps = len(every) - 1
+    note = f"A replay of {run} ({outcome}, {steps} step{'' if steps == 1 else 's'}), shared as one file: {_NO_KERNEL_PARTS}."
     if not drawn:
         note += " Drawn from the trace without its graph: only the nodes that ran and the edges taken."
     data = {

@@ -146,7 +146,7 @@ class TestHTML:
         monkeypatch.syspath_prepend(tmp_path)
         assert load_graph("solo_graphs:graphs.solo").name == "solo"
         assert main(["html", "t.ndjson", "-g", "solo_graphs:graphs.solo"]) == 0
-        assert capsys.readouterr().out.startswith("t.html: 1 steps of graph 'solo', done, ")
+        assert capsys.readouterr().out.startswith("t.html: 1 step of graph 'solo', done, ")
 
 
 def test_the_package_declares_the_command():

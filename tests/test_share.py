@@ -180,6 +180,20 @@ class TestOneFile:
             step, _, place = where.partition(" ")
             assert data["inspections"][frame] == shown(view.inspection({"step": int(step), "where": place}))
 
+    def test_a_failed_step_is_inspected_with_its_error(self):
+        def boom(state):
+            raise RuntimeError("the draft caught fire")
+
+        g = writer()
+        g.add_node("review", boom, replace=True)
+        result = g.invoke({})
+        assert result.outcome == "failed"
+        data = data_of(page(result.replay()))
+        failed = data["inspections"][-1]
+        assert (failed["path"], "unavailable" in failed) == ("review", False)
+        assert "the draft caught fire" in failed["error"]
+        assert data["traits"]["status"]["outcome"] == "failed"
+
 
 class TestEscaping:
     def test_a_script_end_tag_in_the_state_is_text_in_the_page(self, tmp_path):
