@@ -8,20 +8,14 @@ again where the kernel is Colab's, so both halves of each are exercised."""
 from __future__ import annotations
 
 import html
-import os
 import re
-import socket
-import subprocess
-import sys
-import threading
 import time
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
 from kernel_session import KERNEL_HEARS_WHILE_AWAITING, kernel
+from notebook_servers import voila
 
 LETTER = """
 from nbgraph import END, START, Graph
@@ -226,47 +220,3 @@ def test_in_voilas_default_mode_a_cell_awaiting_a_paused_run_fails_within_second
     assert "Voilà shows the page, and the run's view with it, only once every cell has run" in text
     assert "leave `await run` out of the notebook" in text
     assert took < 20, f"the page took {took:.1f} s"
-
-
-@contextmanager
-def voila(notebook: Path, **env: str) -> Iterator[str]:
-    """Voilà serving ``notebook`` in its default mode on loopback: the page's URL once it listens."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    environ = {k: v for k, v in os.environ.items() if k != "NBGRAPH_AUTO_ANSWER"}
-    environ.update(env, JUPYTER_RUNTIME_DIR=str(notebook.parent / "runtime"))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "voila", str(notebook), "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1"]
-        + ["--show_tracebacks=True"],
-        env=environ,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-    )
-    log: list[str] = []
-    ready = threading.Event()
-
-    def read_log() -> None:  # (all of it: a full pipe would stop Voilà)
-        assert process.stderr is not None
-        for line in process.stderr:
-            log.append(line)
-            if f":{port}/" in line:  # it says where it listens once it does
-                ready.set()
-        ready.set()
-
-    reader = threading.Thread(target=read_log, daemon=True)
-    reader.start()
-    try:
-        assert ready.wait(timeout=60) and process.poll() is None, "Voilà did not start:\n" + "".join(log)
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        reader.join(timeout=10)
-        assert process.stderr is not None
-        process.stderr.close()

@@ -4,7 +4,7 @@
 // mode the edges say which version took them, and a table lists the inputs that changed.
 import { h, svg, textMeasure } from "./dom.js";
 import { drawGraph, fitLabels } from "./draw.js";
-import { edgeLabel, layoutGraph } from "./layout.js";
+import { edgeLabel, graphOf, layoutGraph } from "./layout.js";
 import { busiest, compareEdge, countPlace, countStats, edgeTitle, edgeWidth, formatCost, pathText } from "./histogram.js";
 import { receiver, sender } from "./protocol.js";
 
@@ -94,14 +94,16 @@ export function renderBatch({ model, el }) {
   }
 
   function drawDag() {
-    const dag = model.get("dag") || { nodes: [], edges: [] };
-    title.textContent = `${dag.name || "graph"} \u2014 ${model.get("mode") === "compare" ? "compared" : "batch"}`;
-    const laid = layoutGraph(dag, new Set(), { measure });
-    drawing = drawGraph(laid, uid);
-    drawing.root.setAttribute("aria-label", `graph ${dag.name || ""}: each edge with the number of runs that took it`);
-    canvas.replaceChildren(drawing.root);
-    decorate(laid);
-    requestAnimationFrame(() => drawing && fitLabels(drawing.root));
+    const dag = graphOf(model.get("dag"));
+    if (dag) { // (none yet while the kernel has not set it: drawn when it comes)
+      title.textContent = `${dag.name || "graph"} \u2014 ${model.get("mode") === "compare" ? "compared" : "batch"}`;
+      const laid = layoutGraph(dag, new Set(), { measure });
+      drawing = drawGraph(laid, uid);
+      drawing.root.setAttribute("aria-label", `graph ${dag.name || ""}: each edge with the number of runs that took it`);
+      canvas.replaceChildren(drawing.root);
+      decorate(laid);
+      requestAnimationFrame(() => drawing && fitLabels(drawing.root));
+    }
     paint();
   }
 

@@ -4,7 +4,7 @@
 import { renderBatch } from "./batch.js";
 import { h, textMeasure } from "./dom.js";
 import { drawGraph, fitLabels, paintRun } from "./draw.js";
-import { layoutGraph } from "./layout.js";
+import { graphOf, layoutGraph } from "./layout.js";
 import { addMarks, paintMarks, problemMarks } from "./marks.js";
 import { createDecisions, renderStanding } from "./decisions.js";
 import { createInspector } from "./inspector.js";
@@ -122,12 +122,14 @@ function renderGraph({ model, el }) {
 
   /** Lay out and draw the graph; `anchor`, a frame just opened or closed, keeps its place. */
   function drawDag(anchor) {
-    const dag = model.get("dag") || { nodes: [], edges: [] };
-    title.textContent = dag.name || "graph";
-    drawing = drawGraph(layoutGraph(dag, open, { measure: textMeasure() }), uid, { onToggle: toggle });
-    addMarks(drawing, (path) => send({ type: "toggle-breakpoint", path }));
-    viewport.attach(drawing, anchor);
-    requestAnimationFrame(() => drawing && fitLabels(drawing.root));
+    const dag = graphOf(model.get("dag"));
+    if (dag) { // (none yet while the kernel has not set it: drawn when it comes)
+      title.textContent = dag.name || "graph";
+      drawing = drawGraph(layoutGraph(dag, open, { measure: textMeasure() }), uid, { onToggle: toggle });
+      addMarks(drawing, (path) => send({ type: "toggle-breakpoint", path }));
+      viewport.attach(drawing, anchor);
+      requestAnimationFrame(() => drawing && fitLabels(drawing.root));
+    }
     paint();
   }
 

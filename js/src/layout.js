@@ -192,6 +192,17 @@ export function closedSize(node, measure = estimateWidth) {
 }
 
 /**
+ * The graph a view's `dag` trait holds, or null while it holds none yet: a front-end may draw a
+ * view from the model's first state, before the kernel has set its graph (Voilà's progressive
+ * rendering does), and the view draws it once it arrives.
+ * @param {any} dag
+ * @returns {{nodes: Array<object>, edges: Array<object>, name?: string} | null}
+ */
+export function graphOf(dag) {
+  return dag && Array.isArray(dag.nodes) && Array.isArray(dag.edges) ? dag : null;
+}
+
+/**
  * Lay out nodes and edges top to bottom; frames whose path is in `open` hold their graph.
  * Node `path`s (and edge keys) are prefixed with the frames they sit in: `research/search`.
  * Node widths come from `measure(text, "node" | "edge")` (the browser passes one that

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { layoutGraph } from "../src/layout.js";
+import { graphOf, layoutGraph } from "../src/layout.js";
 
 const cycle = {
   nodes: [
@@ -50,4 +50,12 @@ test("nodes do not overlap and labelled edges carry a label position", () => {
   }
   const labelled = laid.edges.find((e) => e.label === "state.needs_tool");
   assert.ok(Number.isFinite(labelled.labelX) && Number.isFinite(labelled.labelY));
+});
+
+test("a view's dag trait before the kernel has set it holds no graph to lay out", () => {
+  // (Voilà's progressive rendering draws a view from the model's first state: `dag` is still {}.)
+  for (const unset of [undefined, null, {}, { nodes: [] }, { edges: [] }, { nodes: {}, edges: [] }]) {
+    assert.equal(graphOf(unset), null, JSON.stringify(unset));
+  }
+  assert.equal(graphOf(cycle), cycle);
 });

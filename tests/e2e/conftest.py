@@ -164,6 +164,27 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+def page_errors(page) -> list[str]:
+    """The errors ``page`` logs to its console or throws from now on (a list that grows). A
+    resource that fails to load from off this machine (a page's CDN, with no network here) is
+    the network's, not the page's."""
+    errors: list[str] = []
+
+    def heard(message) -> None:
+        where = message.location.get("url") or ""
+        if message.type != "error" or (message.text.startswith("Failed to load resource") and not _here(where)):
+            return
+        errors.append(f"{message.text} ({where})")
+
+    page.on("console", heard)
+    page.on("pageerror", lambda error: errors.append(f"{error.name}: {error.message}\n{error.stack}"))
+    return errors
+
+
+def _here(url: str) -> bool:
+    return url.startswith(("http://127.0.0.1", "blob:", "data:"))
+
+
 @pytest.fixture
 def page(browser, request):
     """A fresh browser page; on failure its screenshot is kept in test-artifacts/."""
