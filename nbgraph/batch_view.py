@@ -32,7 +32,7 @@ from ._observer import Browser
 from .export import to_dag, to_mermaid
 from .names import END, START
 from .secrets import redact
-from .widget import MessageError, checked, handlers_of, widget_bundle
+from .widget import MessageError, checked, handlers_of, show_view, widget_bundle
 
 __all__ = ["BatchView", "show_batch", "show_comparison"]
 
@@ -337,12 +337,10 @@ def _with_edges(dag: dict[str, Any], sides: dict[str, Any]) -> dict[str, Any]:
 
 
 def _show(view: BatchView, mermaid: str | None) -> None:
-    from IPython.display import display
-
     data, metadata = widget_bundle(view)
     if mermaid:
         data["text/markdown"] = f"```mermaid\n{mermaid}```\n"
-    display(data, metadata=metadata, raw=True)
+    show_view(view, data, metadata)
 
 
 def show_batch(batch: Any) -> BatchView:

@@ -404,5 +404,9 @@ class Graph(Running):
     ) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
         return hooks.graph_mimebundle(self, to_mermaid(self))
 
+    def _display_(self) -> Any:
+        # marimo asks this first: the view (it would show the bundle's mermaid as text).
+        return hooks.displayed(self, self._repr_mimebundle_)
+
     def __repr__(self) -> str:
         return f"<Graph {self.name!r}: {len(self._nodes)} nodes, {len(self._edges) + len(self._routers)} edges/routers>"

@@ -1,11 +1,14 @@
 """Display hooks: the seam between the engine and the notebook layer.
 
-Nothing below the notebook layer names IPython or a widget. The notebook layer
+Nothing below the notebook layer names IPython, marimo or a widget. The notebook layer
 registers itself here when it is imported (``%load_ext nbgraph`` does so, and so
-does the first graph or run displayed inside a Jupyter kernel, which loads the
-views installed under the ``nbgraph.views`` entry point); anywhere else
+does the first graph or run displayed inside a Jupyter kernel or a marimo notebook, which
+loads the views installed under the ``nbgraph.views`` entry point); anywhere else
 (scripts, CI, plain Python) a graph shows as text, a started run shows nothing, and
 ``await run`` waits for the run.
+
+Jupyter asks an object for its mimebundle (``_repr_mimebundle_``); marimo first asks for
+what to show in its place (``_display_``, :func:`displayed`), and draws an anywidget as it is.
 """
 
 from __future__ import annotations
@@ -17,8 +20,11 @@ from typing import Any, TypeVar
 __all__ = [
     "VIEWS",
     "awaited",
+    "displayed",
     "graph_mimebundle",
     "in_kernel",
+    "in_marimo",
+    "in_notebook",
     "notebook_layer",
     "register",
     "run_started",
@@ -32,6 +38,7 @@ _show_run: list[Callable[[Any], Any]] = []
 Bundle = tuple[dict[str, Any], dict[str, Any]]  # a mimebundle's data and its metadata
 _widget_bundle: list[Callable[[Any], Bundle]] = []
 _awaited: list[Waiting] = []
+_view_of: list[Callable[[Any], Any]] = []
 
 
 def register(
@@ -39,11 +46,13 @@ def register(
     show_run: Callable[[Any], Any],
     widget_bundle: Callable[[Any], Bundle],
     awaited: Waiting | None = None,
+    view_of: Callable[[Any], Any] | None = None,
 ) -> None:
     """Install the notebook layer's hooks (it calls this when imported)."""
     _show_run[:] = [show_run]
     _widget_bundle[:] = [widget_bundle]
     _awaited[:] = [awaited] if awaited is not None else []
+    _view_of[:] = [view_of] if view_of is not None else []
 
 
 def in_kernel() -> bool:
@@ -55,14 +64,25 @@ def in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
+def in_marimo() -> bool:
+    """True inside a marimo notebook (checked without importing marimo)."""
+    running = getattr(sys.modules.get("marimo"), "running_in_notebook", None)
+    return running is not None and bool(running())
+
+
+def in_notebook() -> bool:
+    """True where views show: a Jupyter kernel, or a marimo notebook."""
+    return in_kernel() or in_marimo()
+
+
 VIEWS = "nbgraph.views"
 """The entry-point group of the layers that show runs: loading one registers its hooks here.
 nbgraph's own notebook layer is one (``pyproject.toml``); this layer never names it."""
 
 
 def notebook_layer() -> bool:
-    """Load the views installed (once) inside a kernel; False where widgets cannot show."""
-    if not in_kernel():
+    """Load the views installed (once) inside a kernel or marimo; False where widgets cannot show."""
+    if not in_notebook():
         return False
     if not _show_run:
         from importlib.metadata import entry_points
@@ -95,6 +115,25 @@ def view_mimebundle(shown: Any, bundle: dict[str, Any]) -> dict[str, Any] | Bund
         if metadata:
             return bundle, metadata
     return bundle
+
+
+class _Bundle:
+    """A mimebundle for marimo to show (its ``_repr_mimebundle_``)."""
+
+    def __init__(self, bundle: dict[str, Any] | Bundle) -> None:
+        self.bundle = bundle
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any] | Bundle:
+        return self.bundle
+
+
+def displayed(shown: Any, bundle: Callable[[], dict[str, Any] | Bundle]) -> Any:
+    """What marimo shows for ``shown`` (a graph, a run, two runs side by side) as a cell's output,
+    through its display protocol (``_display_``): the view, which marimo draws as it draws any
+    anywidget; where no view can show, ``bundle()``."""
+    if notebook_layer() and _view_of:
+        return _view_of[0](shown)
+    return _Bundle(bundle())
 
 
 def awaited(run: Any, waiting: Coroutine[Any, Any, T]) -> Coroutine[Any, Any, T]:

@@ -170,6 +170,12 @@ class SideBySide:
 
         return view_mimebundle(self, {"text/plain": str(self), "text/html": self._repr_html_()})
 
+    def _display_(self) -> Any:
+        """In marimo, the two runs drawn on the graph as the cell's output."""
+        from .hooks import displayed
+
+        return displayed(self, self._repr_mimebundle_)
+
     def _repr_html_(self) -> str:
         runs = " | ".join(
             f"<b>{html.escape(label)}</b> ({html.escape(str(thread))}, {html.escape(outcome or 'running')})"

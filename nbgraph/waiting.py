@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import CannotWaitHere
-from .hooks import in_kernel
+from .hooks import in_kernel, in_marimo
 
 if TYPE_CHECKING:
     from .pauses import Pause
@@ -106,16 +106,10 @@ def watch_cells(shell: Any) -> None:
 
 def in_cell() -> bool:
     """Whether the code running now is a cell's own (rather than a task a cell left running)."""
-    if _in_marimo():
+    if in_marimo():
         return True  # (marimo runs a cell's awaits in the cell)
     task = _current_task()
     return task is not None and task is Cells.task
-
-
-def _in_marimo() -> bool:
-    marimo = sys.modules.get("marimo")
-    running = getattr(marimo, "running_in_notebook", None)
-    return running is not None and bool(running())
 
 
 def _in_voila() -> bool:
@@ -131,7 +125,7 @@ def _ipykernel_version() -> tuple[int, ...]:
 
 
 def _deafness() -> _Deaf | None:
-    if _in_marimo():
+    if in_marimo():
         return _MARIMO
     if not in_kernel():
         return None

@@ -33,6 +33,7 @@ from .answering import Given
 from .engine import Fork, Resume, Run
 from .errors import NbgraphError
 from .export import to_dag, to_mermaid
+from .hooks import in_marimo
 from .secrets import redact
 
 if TYPE_CHECKING:
@@ -51,6 +52,8 @@ __all__ = [
     "inspection_message",
     "node_redefined",
     "show_run",
+    "show_view",
+    "view_of",
 ]
 
 _STATIC = Path(__file__).parent / "static"
@@ -647,6 +650,31 @@ def widget_bundle(view: anywidget.AnyWidget) -> tuple[dict[str, Any], dict[str, 
     return {str(kind): value for kind, value in shown.items()}, dict(metadata or {})
 
 
+def show_view(view: anywidget.AnyWidget, data: dict[str, Any], metadata: dict[str, Any]) -> None:
+    """Show ``view`` under the running cell: its mimebundle ``data`` (and ``metadata``) in Jupyter;
+    in marimo the view itself, which marimo draws as any anywidget (a bundle's mermaid it would
+    show as text)."""
+    if in_marimo():
+        import marimo
+
+        marimo.output.append(view)
+        return
+    from IPython.display import display
+
+    display(data, metadata=metadata, raw=True)
+
+
+def view_of(shown: Any) -> GraphView:
+    """The view marimo shows for ``shown`` as a cell's output: a graph's, two runs side by side, or
+    a run's (the view that shows it already, if one does)."""
+    from .side_by_side import SideBySide
+
+    if isinstance(shown, Run):
+        shows = (view for view in run_views if view.observer is not None and view.observer.run is shown.viewed)
+        return next(shows, None) or GraphView.for_run(shown)
+    return GraphView.side_by_side(shown, None) if isinstance(shown, SideBySide) else GraphView(shown)
+
+
 def graph_mimebundle(shown: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """The widget part of a displayed Graph's mimebundle, or of two runs side by side, and its
     metadata."""
@@ -659,12 +687,10 @@ def graph_mimebundle(shown: Any) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def show_run(run: Any) -> GraphView:
     """Display a live view of ``run`` below the current cell (with a mermaid fallback)."""
-    from IPython.display import display
-
     view = GraphView.for_run(run)
     data, metadata = widget_bundle(view)
     data["text/markdown"] = f"```mermaid\n{to_mermaid(run.plan)}```\n"
-    display(data, metadata=metadata, raw=True)
+    show_view(view, data, metadata)
     return view
 
 

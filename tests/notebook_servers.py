@@ -38,10 +38,12 @@ def _listens(port: int) -> bool:
 
 
 @contextmanager
-def _served(command: list[str], env: dict[str, str], port: int, ready: str | None) -> Iterator[None]:
+def _served(
+    command: list[str], env: dict[str, str], port: int, ready: str | None, cwd: Path | None = None
+) -> Iterator[None]:
     """Run ``command`` until the block ends; it is ready once a line of its output holds
     ``ready``, or (None) once it accepts a connection on ``port``."""
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     log: list[str] = []
     said = threading.Event()
 
@@ -89,18 +91,19 @@ def voila(notebook: Path, *options: str, **env: str) -> Iterator[str]:
 
 
 @contextmanager
-def marimo(notebook: Path, command: str = "run", **env: str) -> Iterator[str]:
-    """marimo serving ``notebook`` (``run``: as an app; ``edit``: in its editor), headless, with
-    its configuration and state in a directory of their own: the page's URL once it listens."""
+def marimo(notebook: Path, command: str = "edit", **env: str) -> Iterator[str]:
+    """marimo serving ``notebook`` (``edit``: in its editor, every cell run as the page opens;
+    ``run``: as an app), headless, with a home of its own (its configuration and state): the
+    page's URL once it listens."""
     port = _free_port()
     home = notebook.parent / "marimo-home"
-    environ = _environ(
-        **env,
-        XDG_CONFIG_HOME=str(home / "config"),
-        XDG_STATE_HOME=str(home / "state"),
-        XDG_CACHE_HOME=str(home / "cache"),
-    )
+    config = home / ".config" / "marimo" / "marimo.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[runtime]\nauto_instantiate = true\n")
+    environ = _environ(**env, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    environ.update(XDG_STATE_HOME=str(home / ".local" / "state"), XDG_CACHE_HOME=str(home / ".cache"))
     line = [sys.executable, "-m", "marimo", command, str(notebook), "--headless", "--no-token", "--no-sandbox"]
-    line += [f"--port={port}", "--host=127.0.0.1"]
-    with _served(line, environ, port, ready=None):  # (its banner comes before it listens)
+    line += [f"--port={port}", "--host=127.0.0.1", *(["--skip-update-check"] if command == "edit" else [])]
+    # (from its home: marimo reads a .marimo.toml in any folder above where it starts)
+    with _served(line, environ, port, ready=None, cwd=home):  # (its banner comes before it listens)
         yield f"http://127.0.0.1:{port}/"

@@ -247,6 +247,23 @@ def test_the_engine_never_names_the_notebook_layer():
     assert named == [("nbgraph", "nbgraph.magics")]
 
 
+def test_only_the_notebook_layer_imports_marimo_and_only_where_it_runs():
+    # marimo is a runtime nbgraph shows its views in, never a dependency: imported inside the
+    # function that shows a view there, so that importing any module never loads it.
+    notebook = _layer("nbgraph._display")
+    found = []
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text())
+        top_level = set(tree.body)
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            if any(name.split(".")[0] == "marimo" for name in names):
+                found.append((module, _layer(module) == notebook and node not in top_level))
+    assert found and all(lazy_in_the_layer for _, lazy_in_the_layer in found), found
+
+
 def _engine_private_attributes() -> set[str]:
     """The underscored attributes the engine's objects keep (``self._walker``, slots)."""
     names: set[str] = set()

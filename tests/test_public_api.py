@@ -139,7 +139,7 @@ def test_engine_imports_no_notebook_or_model_libraries():
     # LangGraph only through nbgraph.langgraph.
     code = (
         "import sys, nbgraph, nbgraph.engine, nbgraph.export, nbgraph.checkpoint, nbgraph.llm, nbgraph.llm.mcp, nbgraph.prebuilt, nbgraph.dsl\n"
-        "heavy = [m for m in ('IPython', 'ipywidgets', 'anywidget', 'openai', 'ipykernel', 'mcp', 'langgraph', 'langchain_core') if m in sys.modules]\n"
+        "heavy = [m for m in ('IPython', 'ipywidgets', 'anywidget', 'openai', 'ipykernel', 'mcp', 'langgraph', 'langchain_core', 'marimo') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

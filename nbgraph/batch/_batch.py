@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine import Budget
 from ..engine.runner import run_blocking
-from ..hooks import in_kernel, notebook_layer
+from ..hooks import in_notebook, notebook_layer
 from ..names import new_id
 from ._executor import Executor, Finished, Job, executor_named
 from ._progress import BatchProgress, terminal_bar
@@ -278,7 +278,7 @@ class Batch:
             return self.progress.subscribe(show)
         if show is not None:
             raise TypeError(f"progress must be None, False or a callable(progress, event), got {type(show).__name__}")
-        if in_kernel():
+        if in_notebook():
             if not _views:
                 notebook_layer()  # (loads the notebook layer, which registers the view)
             if _views:

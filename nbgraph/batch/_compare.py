@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..engine.runner import run_blocking
-from ..hooks import in_kernel, notebook_layer
+from ..hooks import in_notebook, notebook_layer
 from . import _batch
 from ._batch import Batch
 from ._table import BatchRow, Difference, rows_of, to_table
@@ -77,7 +77,7 @@ async def acompare(a: Any, b: Any, inputs: Iterable[Any] | Mapping[Any, Any] | N
                 row_b.cost,
             )
         )
-    if options.get("progress") is None and in_kernel():
+    if options.get("progress") is None and in_notebook():
         if not _batch._compare_views:
             notebook_layer()
         if _batch._compare_views:

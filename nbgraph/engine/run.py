@@ -420,6 +420,10 @@ class Run:
         # In a kernel, the notebook layer's wait: it fails at once where no click could answer a pause.
         return hooks.awaited(self.viewed, self._wait()).__await__()
 
+    def _display_(self) -> Any:
+        # marimo shows a cell's last value in place of what the cell showed: the run's view, not its repr.
+        return hooks.displayed(self, lambda: {"text/plain": repr(self)})
+
     def __repr__(self) -> str:
         status = self._result.outcome if self._result else f"running, step {self.step}"
         return f"<Run {self.plan.name!r} thread={self.thread!r} ({status})>"

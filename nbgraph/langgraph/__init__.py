@@ -282,7 +282,7 @@ def _steps_of(source: Any, config: Mapping[str, Any] | None, xray: bool | int) -
 
 
 def _display(run: LangGraphRun, display: bool | None) -> None:
-    if display is False or not hooks.in_kernel():
+    if display is False or not hooks.in_notebook():
         return
     from ._view import LangGraphView, show
 

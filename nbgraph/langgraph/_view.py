@@ -19,7 +19,7 @@ import traitlets
 
 from .._observer import edge_key, place
 from ..answering import Given
-from ..widget import GraphView, inspection_message, widget_bundle
+from ..widget import GraphView, inspection_message, show_view, widget_bundle
 from ._drawing import Shape, discovered
 from ._run import LangGraphRun, UnsupportedByLangGraph, forked, resumed
 from ._thread import ThreadSteps, inspect_entry, step_index
@@ -209,8 +209,6 @@ def _level_of(dag: dict[str, Any], path: str) -> dict[str, Any]:
 
 def show(view: GraphView, mermaid: str) -> None:
     """Display ``view`` below the current cell, with the graph's mermaid text where widgets do not render."""
-    from IPython.display import display
-
     data, metadata = widget_bundle(view)
     data["text/markdown"] = f"```mermaid\n{mermaid}```\n"
-    display(data, metadata=metadata, raw=True)
+    show_view(view, data, metadata)
