@@ -104,3 +104,18 @@ def test_marimo_shows_graphs_runs_and_batches_as_views_and_an_awaiting_cell_fail
     assert (
         "end this cell without awaiting the run, answer in its view, and read run.result() in the next cell" in message
     )
+
+
+def test_marimo_formatting_a_graph_outside_a_notebook_shows_its_text_and_loads_no_widget():
+    # (a script that renders values with marimo: no notebook, so no view to show)
+    code = (
+        "import sys, marimo\n"
+        "from nbgraph import END, START, Graph\n"
+        "g = Graph('letter')\n"
+        "g.add_node('draft', lambda s: {})\n"
+        "g.add_edge(START, 'draft')\n"
+        "g.add_edge('draft', END)\n"
+        "print('flowchart TD' in marimo.as_html(g).text, 'anywidget' in sys.modules, 'nbgraph._display' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.split() == ["True", "False", "False"]
