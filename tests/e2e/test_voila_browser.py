@@ -1,6 +1,8 @@
 """A notebook served by Voilà, in its default mode and rendering progressively: the views draw
 (the run's from whatever state its model first holds), no control shows that the run does not
-offer, and a click on Approve answers the run, which then finishes."""
+offer, and a click on Approve answers the run, which then finishes. Rendering progressively,
+the page shows while cells still run: a later cell awaiting the run gets its result from the
+click (in the default mode such a cell fails at once: tests/test_waiting.py)."""
 
 from __future__ import annotations
 
@@ -30,6 +32,9 @@ def test_voila_draws_the_views_and_a_click_answers_the_run(tmp_path, page, optio
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     notebook.cells = [nbformat.v4.new_code_cell(LETTER), nbformat.v4.new_code_cell("run = letter.start({'text': ''})")]
+    progressive = bool(options)
+    if progressive:
+        notebook.cells.append(nbformat.v4.new_code_cell("result = await run\nprint('RESULT', result.outcome)"))
     nbformat.write(notebook, tmp_path / "letter.ipynb")
     errors = page_errors(page)
     with voila(tmp_path / "letter.ipynb", *options) as url:
@@ -51,4 +56,6 @@ def test_voila_draws_the_views_and_a_click_answers_the_run(tmp_path, page, optio
         page.locator(".nbg-root.nbg-live[data-state='done']").wait_for(timeout=TIMEOUT)
         assert "done" in (run.locator(".nbg-status").text_content() or "")
         assert run.locator(".nbg-log").get_by_text("send", exact=False).count() >= 1
+        if progressive:
+            page.locator(".jp-OutputArea-output", has_text="RESULT done").wait_for(timeout=TIMEOUT)
     assert errors == []
