@@ -229,12 +229,24 @@ def expected_ids(count: int) -> list[str]:
 
 def check_thread(store: Any, thread: str) -> int:
     """The thread's log is whole: steps 1..n once each, and the state after each step has
-    exactly one message per step, in order. Returns n (-1: no checkpoint yet)."""
-    last = store.get(thread)
+    exactly one message per step, in order. Returns n (-1: no checkpoint yet).
+
+    The latest checkpoint and the log are two reads. A database server may still commit what a
+    killed child sent just before it died, between them: the two are read again until the
+    latest checkpoint is the same before and after the log."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        last = store.get(thread)
+        history = store.history(thread)
+        again = store.get(thread)
+        if (None if last is None else last.step) == (None if again is None else again.step):
+            break
+        if time.monotonic() > deadline:
+            break
     if last is None:
-        assert store.history(thread) == []
+        assert history == []
         return -1
-    steps = [s.step for s in store.history(thread)]
+    steps = [s.step for s in history]
     assert steps == list(range(1, last.step + 1)), f"stored steps {steps} after the latest checkpoint at {last.step}"
     ids = [m["id"] for m in last.state["messages"]]
     assert ids == expected_ids(last.step), f"messages {ids} after step {last.step}"

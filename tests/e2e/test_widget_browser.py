@@ -319,9 +319,15 @@ def test_branches_pauses_and_a_sub_graph_frame(lab, page):
     assert seen["light"]["label"][0] != seen["dark"]["label"][0]
 
 
-# Text colour against the colour behind it for the view's text on its own boxes (WCAG contrast ratio).
+# Text colour against the colour behind it for the view's text on its own boxes (WCAG contrast ratio);
+# colours as computed: rgb, rgba, or color(srgb ...) where the view mixes them.
 CONTRASTS = """root => {
-    const rgba = (c) => { const [r, g, b, a = 1] = c.match(/[\\d.]+/g).map(Number); return [r, g, b, a]; };
+    const rgba = (c) => {
+        const srgb = c.match(/color\\(srgb ([\\d.e-]+) ([\\d.e-]+) ([\\d.e-]+)(?: \\/ ([\\d.e-]+))?\\)/);
+        if (srgb) return [+srgb[1] * 255, +srgb[2] * 255, +srgb[3] * 255, srgb[4] === undefined ? 1 : +srgb[4]];
+        const [r, g, b, a = 1] = c.match(/[\\d.]+/g).map(Number);
+        return [r, g, b, a];
+    };
     const lum = (rgb) => {
         const [r, g, b] = rgb.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
         return 0.2126 * r + 0.7152 * g + 0.0722 * b;
