@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         "exports and stores",
         {
             "nbgraph.export",
+            "nbgraph.picture",
             "nbgraph.checkpoint",
             "nbgraph.checkpoint._dsn",
             "nbgraph.checkpoint.log",
