@@ -241,6 +241,9 @@ class RunObserver:
         with self.view.hold_sync():
             self.view.problems = [problem.model_dump(mode="json") for problem in result.problems()]
             self._flush()
+            # Its output's picture shows how the run ended: the output is updated (and drawn
+            # again) before the browser hears of the end, so the view shows the end once back.
+            self.view.settle()
 
     def detach(self) -> None:
         """Stop feeding the view: it shows another run from now on."""

@@ -22,40 +22,28 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
-import anywidget
 import traitlets
 
+from ._module import ModuleView
 from ._observer import Browser
+from ._pictured import batch_frame
 from .export import to_dag, to_mermaid
 from .names import END, START
+from .picture import caption, to_svg
 from .secrets import redact
-from .widget import MessageError, checked, handlers_of, show_view, widget_bundle
+from .widget import MessageError, checked, handlers_of
 
 __all__ = ["BatchView", "show_batch", "show_comparison"]
 
-_STATIC = Path(__file__).parent / "static"
 _log = logging.getLogger("nbgraph.view")
 _LISTED = 500
 """The most input ids one edge's list sends (the count says how many there are)."""
 
 
-def _css() -> str:
-    # The graph is drawn with the graph view's own classes: its styles, then the batch view's.
-    return (
-        (_STATIC / "widget.css").read_text(encoding="utf-8")
-        + "\n"
-        + (_STATIC / "batch.css").read_text(encoding="utf-8")
-    )
-
-
-class BatchView(anywidget.AnyWidget):
+class BatchView(ModuleView):
     """A batch on its graph: counts, throughput, tokens, cost and how many runs took each edge."""
-
-    _esm = _STATIC / "widget.js"
-    _css = _css()
 
     kind = traitlets.Unicode("batch", read_only=True).tag(sync=True)
     """Which view the shared ES module draws."""
@@ -175,6 +163,8 @@ class BatchView(anywidget.AnyWidget):
                 "stopped": progress.stopped,
             }
             self.edges = {key: len(ids) for key, ids in self._ids.items()}
+            if progress.finished:
+                self.settle()  # (its output updated before the browser hears the batch has finished)
         self.sent += 1
         if progress.finished:
             self.unwatch()
@@ -281,6 +271,12 @@ class BatchView(anywidget.AnyWidget):
         # Deterministic (no memory address), so saved notebooks compare cleanly.
         return f"BatchView(graph={self._graph_name!r}, mode={self.mode!r})"
 
+    def picture(self) -> tuple[str, str]:
+        """The view as a picture (SVG), and its caption: how many runs took each edge and how
+        the batch stands (or the two versions' edges, compared)."""
+        frame = batch_frame(self.mode, self.counts, self.edges, self.compared)
+        return to_svg(self.dag, frame), caption(self.dag, frame)
+
 
 _BATCH_HANDLERS: Mapping[str, Callable[[BatchView, dict[str, Any]], dict[str, Any] | None]] = handlers_of(
     "batch", {"hello": BatchView._hello, "inputs": BatchView._inputs_through, "stop": BatchView._stop}
@@ -337,10 +333,7 @@ def _with_edges(dag: dict[str, Any], sides: dict[str, Any]) -> dict[str, Any]:
 
 
 def _show(view: BatchView, mermaid: str | None) -> None:
-    data, metadata = widget_bundle(view)
-    if mermaid:
-        data["text/markdown"] = f"```mermaid\n{mermaid}```\n"
-    show_view(view, data, metadata)
+    view.show({"text/markdown": f"```mermaid\n{mermaid}```\n"} if mermaid else {})
 
 
 def show_batch(batch: Any) -> BatchView:

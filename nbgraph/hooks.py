@@ -108,7 +108,8 @@ def graph_mimebundle(graph: Any, mermaid: str) -> dict[str, Any] | Bundle:
 
 def view_mimebundle(shown: Any, bundle: dict[str, Any]) -> dict[str, Any] | Bundle:
     """``bundle`` (what shows without widgets), with the view of ``shown`` (a graph, two runs
-    side by side) where it renders; with the view's metadata where it has some (on Colab)."""
+    side by side: the widget and a picture of it) where it renders; with the view's metadata
+    where it has some (on Colab)."""
     if notebook_layer():
         data, metadata = _widget_bundle[0](shown)
         bundle.update(data)

@@ -241,8 +241,11 @@ class GraphMagics(Magics):
             print(f"run {thread} of {args.name} waits: its view offers to fork it onto this definition")
         display_id = f"nbgraph-graph-{args.name}"
         if in_kernel():
-            update_display(graph, display_id=display_id)
-            display(graph, display_id=display_id)
+            # One view for both outputs: the earlier cell's, updated, and this one's.
+            shown = graph._repr_mimebundle_()
+            data, metadata = shown if isinstance(shown, tuple) else (shown, {})
+            update_display(data, metadata=metadata, display_id=display_id, raw=True)
+            display(data, metadata=metadata, display_id=display_id, raw=True)
         else:
             display(graph)
 

@@ -26,14 +26,16 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
+from ._module import ModuleView
 from ._observer import Browser, RunObserver, place
+from ._pictured import run_frame
 from ._redefined import graph_redefined, latest_definition, node_redefined, run_views
 from ._shown import edge_key, ended_traits, pack_frames
 from .answering import Given
 from .engine import Fork, Resume, Run
 from .errors import NbgraphError
 from .export import to_dag, to_mermaid
-from .hooks import in_marimo
+from .picture import caption, to_svg
 from .secrets import redact
 
 if TYPE_CHECKING:
@@ -52,7 +54,6 @@ __all__ = [
     "inspection_message",
     "node_redefined",
     "show_run",
-    "show_view",
     "view_of",
 ]
 
@@ -119,11 +120,8 @@ def handlers_of(view: str, handlers: Mapping[str, Any]) -> Mapping[str, Any]:
     return handlers
 
 
-class GraphView(anywidget.AnyWidget):
+class GraphView(ModuleView):
     """A graph drawn top to bottom, and the state of a run on it when bound to one."""
-
-    _esm = _STATIC / "widget.js"
-    _css = _STATIC / "widget.css"
 
     dag = traitlets.Dict().tag(sync=True)
     """DAG JSON of the graph (nodes, edges with labels)."""
@@ -285,6 +283,21 @@ class GraphView(anywidget.AnyWidget):
     def __repr__(self) -> str:
         # Deterministic (no memory address), so saved notebooks compare cleanly.
         return f"GraphView(graph={self._graph_name!r})"
+
+    def picture(self) -> tuple[str, str]:
+        """The view as a picture (SVG), and its caption: the graph, and the run's path, where
+        it waits and how it ended (or two runs' paths side by side)."""
+        frame = run_frame(
+            self.status,
+            self.visits,
+            self.fired,
+            pending=self.pending,
+            running=self.running,
+            frames=self.frames,
+            previous=self.previous,
+            sides=self.sides,
+        )
+        return to_svg(self.dag, frame), caption(self.dag, frame)
 
     # -- clicks from the browser -----------------------------------------------------
 
@@ -650,20 +663,6 @@ def widget_bundle(view: anywidget.AnyWidget) -> tuple[dict[str, Any], dict[str, 
     return {str(kind): value for kind, value in shown.items()}, dict(metadata or {})
 
 
-def show_view(view: anywidget.AnyWidget, data: dict[str, Any], metadata: dict[str, Any]) -> None:
-    """Show ``view`` under the running cell: its mimebundle ``data`` (and ``metadata``) in Jupyter;
-    in marimo the view itself, which marimo draws as any anywidget (a bundle's mermaid it would
-    show as text)."""
-    if in_marimo():
-        import marimo
-
-        marimo.output.append(view)
-        return
-    from IPython.display import display
-
-    display(data, metadata=metadata, raw=True)
-
-
 def view_of(shown: Any) -> GraphView:
     """The view marimo shows for ``shown`` as a cell's output: a graph's, two runs side by side, or
     a run's (the view that shows it already, if one does)."""
@@ -680,17 +679,18 @@ def graph_mimebundle(shown: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     metadata."""
     from .side_by_side import SideBySide
 
-    view = GraphView.side_by_side(shown, None) if isinstance(shown, SideBySide) else GraphView(shown)
+    both = isinstance(shown, SideBySide)
+    view = GraphView.side_by_side(shown, None) if both else GraphView(shown)
     data, metadata = widget_bundle(view)
-    return {k: v for k, v in data.items() if k != "text/plain"}, metadata
+    # Two runs keep their own HTML, the table of their frames, beside the picture.
+    return {k: v for k, v in data.items() if k != "text/plain" and not (both and k == "text/html")}, metadata
 
 
 def show_run(run: Any) -> GraphView:
-    """Display a live view of ``run`` below the current cell (with a mermaid fallback)."""
+    """Display a live view of ``run`` below the current cell (with its picture and a mermaid
+    fallback), its output updated when the run ends."""
     view = GraphView.for_run(run)
-    data, metadata = widget_bundle(view)
-    data["text/markdown"] = f"```mermaid\n{to_mermaid(run.plan)}```\n"
-    show_view(view, data, metadata)
+    view.show({"text/markdown": f"```mermaid\n{to_mermaid(run.plan)}```\n"})
     return view
 
 

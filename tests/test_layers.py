@@ -87,6 +87,8 @@ LAYERS: list[tuple[str, set[str]]] = [
         "the notebook layer",
         {
             "nbgraph._display",
+            "nbgraph._module",
+            "nbgraph._pictured",
             "nbgraph._observer",
             "nbgraph._redefined",
             "nbgraph.widget",

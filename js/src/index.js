@@ -334,9 +334,110 @@ function initialize({ model }) {
   sender(viewOf(model), model)({ type: "hello" });
 }
 
+/**
+ * The drawing last made for each model, kept for the next view of it. The kernel updates a
+ * view's output when its run ends (so a saved notebook shows how it ended), and a front-end
+ * then draws the output again, as a new view of the same model; that view takes the drawing
+ * back, with everything open in it (a frame, the inspector, an edge's inputs), rather than
+ * draw it afresh. Keyed by the model's layout model, one per model and the same for every view
+ * of it (where a front-end does not share it, each view draws its own).
+ */
+const drawings = new WeakMap();
+
+/**
+ * A model for a drawing that may outlive its view: what it listens to moves to the next
+ * view's model (a front-end drops a view's listeners with the view).
+ */
+function relay(first) {
+  let current = first;
+  const listening = [];
+  const model = {
+    get: (name) => current.get(name),
+    set: (name, value) => current.set(name, value),
+    save_changes: () => current.save_changes(),
+    send: (...args) => current.send(...args),
+    on(name, fn) {
+      listening.push([name, fn]);
+      current.on(name, fn);
+    },
+    off(name, fn) {
+      const at = listening.findIndex(([n, f]) => n === name && f === fn);
+      if (at >= 0) listening.splice(at, 1);
+      current.off(name, fn);
+    },
+    get widget_manager() {
+      return current.widget_manager;
+    },
+  };
+  function move(next) {
+    for (const [name, fn] of listening) current.off(name, fn);
+    current = next;
+    for (const [name, fn] of listening) next.on(name, fn);
+  }
+  return { model, move };
+}
+
+/**
+ * Where each scrolled part of `root` was last scrolled to, put back by the function returned
+ * once `root` is on a page again (a browser forgets the scroll of a part taken off the page),
+ * and the parts pinned to their end scrolled there.
+ */
+function keepScrolls(root) {
+  const at = new Map();
+  root.addEventListener(
+    "scroll",
+    (event) => {
+      const part = event.target;
+      if (part instanceof Element && part.isConnected) at.set(part, [part.scrollTop, part.scrollLeft]);
+    },
+    true,
+  );
+  const restore = () => {
+    for (const [part, [top, left]] of at) {
+      part.scrollTop = top;
+      part.scrollLeft = left;
+    }
+    // A part pinned to its end (the log, panel.js's pinLog) to its end again.
+    for (const part of root.querySelectorAll('[data-pinned="true"]')) part.scrollTop = part.scrollHeight;
+  };
+  // At once when `root` reaches the page (a mutation's observer runs before anything reads or
+  // paints it there).
+  return function putBack() {
+    if (root.isConnected || typeof MutationObserver !== "function") {
+      restore();
+      return;
+    }
+    const watch = new MutationObserver(() => {
+      if (!root.isConnected) return;
+      watch.disconnect();
+      restore();
+    });
+    watch.observe(root.ownerDocument, { childList: true, subtree: true });
+  };
+}
+
 /** @param {{model: any, el: HTMLElement}} ctx */
-function render(ctx) {
-  return VIEWS[viewOf(ctx.model)](ctx);
+function render({ model, el }) {
+  const key = model.get("layout");
+  const keyed = typeof key === "object" && key !== null;
+  let drawn = keyed ? drawings.get(key) : undefined;
+  if (drawn && !drawn.root.isConnected) {
+    drawn.relay.move(model); // the same model drawn again, its drawing on no page: take it back
+    el.appendChild(drawn.root);
+    drawn.putBack();
+  } else {
+    const through = relay(model);
+    const cleanup = VIEWS[viewOf(model)]({ model: through.model, el });
+    const root = el.lastElementChild;
+    drawn = { root, relay: through, cleanup, putBack: keepScrolls(root) };
+    if (keyed) drawings.set(key, drawn);
+  }
+  const mine = drawn;
+  return () => {
+    if (mine.root.parentNode !== el) return; // a later view of the model has it now
+    mine.cleanup();
+    if (keyed && drawings.get(key) === mine) drawings.delete(key);
+  };
 }
 
 export default { initialize, render };

@@ -19,7 +19,7 @@ import traitlets
 
 from .._observer import edge_key, place
 from ..answering import Given
-from ..widget import GraphView, inspection_message, show_view, widget_bundle
+from ..widget import GraphView, inspection_message
 from ._drawing import Shape, discovered
 from ._run import LangGraphRun, UnsupportedByLangGraph, forked, resumed
 from ._thread import ThreadSteps, inspect_entry, step_index
@@ -208,7 +208,6 @@ def _level_of(dag: dict[str, Any], path: str) -> dict[str, Any]:
 
 
 def show(view: GraphView, mermaid: str) -> None:
-    """Display ``view`` below the current cell, with the graph's mermaid text where widgets do not render."""
-    data, metadata = widget_bundle(view)
-    data["text/markdown"] = f"```mermaid\n{mermaid}```\n"
-    show_view(view, data, metadata)
+    """Display ``view`` below the current cell, with its picture and the graph's mermaid text
+    where widgets do not render, its output updated when its run ends."""
+    view.show({"text/markdown": f"```mermaid\n{mermaid}```\n"})
