@@ -148,10 +148,11 @@ class ModuleView(anywidget.AnyWidget):
         Called with the final traits set but held (``hold_sync``), the output reaches the
         browser first: a front-end draws it again while the view still shows the run going,
         and the end arrives to the view drawn again."""
-        self._update()
+        self.show_picture()
         _settled[id(self)] = self
 
-    def _update(self) -> None:
+    def show_picture(self) -> None:
+        """Put the view's picture as it stands now in its output (nothing when it has no output yet)."""
         if self._output_id is None:
             return
         from IPython.display import update_display
@@ -169,7 +170,7 @@ def resend_settled(*_result: object) -> None:
     for view in views:
         if view.comm is None:
             continue  # (closed)
-        view._update()
+        view.show_picture()
         # The run's data again (not the model's name: a notebook that did not record the view's
         # opening keeps no state of it, so nbconvert shows its picture).
         view.send_state([key for key in view.keys if not key.startswith("_")])
