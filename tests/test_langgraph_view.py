@@ -177,21 +177,26 @@ def alice():
     set_identity(None)
 
 
+class Trip(TypedDict, total=False):
+    city: str
+
+
+def trip_app():
+    """One node that asks which city, by LangGraph's own interrupt."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import interrupt
+
+    g = StateGraph(Trip)
+    g.add_node("city", lambda state: {"city": interrupt("Which city?")})
+    g.add_edge(START, "city")
+    g.add_edge("city", END)
+    return g.compile(checkpointer=InMemorySaver())
+
+
 class TestDecisionsInTheView:
     async def test_a_langgraph_interrupt_answered_in_the_view_is_recorded_the_same_way(self, alice):
-        from typing import TypedDict
 
-        from langgraph.checkpoint.memory import InMemorySaver
-        from langgraph.types import interrupt
-
-        class Trip(TypedDict, total=False):
-            city: str
-
-        g = StateGraph(Trip)
-        g.add_node("city", lambda state: {"city": interrupt("Which city?")})
-        g.add_edge(START, "city")
-        g.add_edge("city", END)
-        run = nlg.start(g.compile(checkpointer=InMemorySaver()), {}, display=False)
+        run = nlg.start(trip_app(), {}, display=False)
         view = nlg.LangGraphView.for_run(run)
         pause = await run.next_pause(timeout=10)
         assert view.can_stand is False  # (LangGraph's runs take no standing approvals)
@@ -212,17 +217,7 @@ class TestDecisionsInTheView:
         )
 
     async def test_a_click_on_a_run_that_stopped_waiting_resumes_it_bound_to_what_was_shown_and_why(self, alice):
-        from langgraph.checkpoint.memory import InMemorySaver
-        from langgraph.types import interrupt
-
-        class Trip(TypedDict, total=False):
-            city: str
-
-        g = StateGraph(Trip)
-        g.add_node("city", lambda state: {"city": interrupt("Which city?")})
-        g.add_edge(START, "city")
-        g.add_edge("city", END)
-        run = nlg.start(g.compile(checkpointer=InMemorySaver()), {}, display=False)
+        run = nlg.start(trip_app(), {}, display=False)
         view = nlg.LangGraphView.for_run(run)
         pause = await run.next_pause(timeout=10)
         run.stop_waiting("nobody is at the desk")
