@@ -8,7 +8,8 @@ through the widget manager, imports its code once a page and hands the view to i
 costs the browser, and a notebook that saves its widgets' state, its run's data and no more.
 
 A view's model is opened in the context the notebook layer was loaded in, not in the cell that
-makes it. ipykernel 7 tells each message's cell by its context, and a notebook executed
+makes it. ipykernel 7 tells each message's cell by its context (ipykernel 6 by the request it
+holds for the kernel, which is swapped for the opening), and a notebook executed
 headless (nbclient: nbconvert, papermill) records only the widgets opened by the cell it is
 running: so it saves no view, and no module, in the notebook's widget state, and its outputs
 show each view's picture. A front-end with a kernel (JupyterLab, Notebook, VS Code, Voilà)
@@ -73,11 +74,41 @@ def views_module() -> ViewsModule:
     return _module[0]
 
 
+def _home_parent() -> dict[str, Any] | None:
+    if not in_kernel():
+        return None
+    from IPython import get_ipython
+
+    return get_ipython().kernel.get_parent("shell")
+
+
+_HOME_PARENT = _home_parent()
+"""The request of the cell the notebook layer was loaded in."""
+
+
 def _open_at_home(open_: Any) -> None:
     if in_kernel():
-        _HOME.copy().run(open_)
+        _HOME.copy().run(_open_as_home_cell, open_)
     else:
         open_()
+
+
+def _open_as_home_cell(open_: Any) -> None:
+    from IPython import get_ipython
+
+    kernel = get_ipython().kernel
+    parent = kernel.get_parent("shell")
+    if parent is _HOME_PARENT or _HOME_PARENT is None:  # (ipykernel 7: the context holds its cell's request)
+        open_()
+        return
+    # ipykernel 6 keeps one request per kernel, the running cell's: the model is opened with the
+    # home cell's and the running cell's is put back (with its identity, which routes input()).
+    ident = kernel._parent_ident["shell"]  # (ipykernel 6 has no getter for it)
+    kernel.set_parent(ident, _HOME_PARENT, "shell")
+    try:
+        open_()
+    finally:
+        kernel.set_parent(ident, parent, "shell")
 
 
 def picture_parts(svg: str, caption: str) -> dict[str, str]:
