@@ -1,8 +1,7 @@
 """Engine overhead per node execution, against a plain-Python loop measured in the same run.
 
 Workloads:
-  (a) a 2-node cycle run for 1,000 iterations (2,000 node executions in one run), also
-      with the fast path for a plain synchronous step turned off (what it saves);
+  (a) a 2-node cycle run for 1,000 iterations (2,000 node executions in one run);
   (b) a 5-node linear pipeline invoked 1,000 times (5,000 node executions);
   (c) the cycle of (a) with async nodes, awaited (``ainvoke``): what a notebook's LLM
       nodes pay, set beside (a);
@@ -134,17 +133,6 @@ def run_pipeline(store_factory) -> float:
     elapsed = time.perf_counter() - t0
     assert result.state["n"] == PIPELINE_NODES
     return elapsed
-
-
-def without_fast_path(measure):
-    """``measure()`` with every step taking the general lifecycle (no plain-step fast path)."""
-    from nbgraph.engine import step
-
-    step.FAST_PATH = False
-    try:
-        return measure()
-    finally:
-        step.FAST_PATH = True
 
 
 def best(fn, repeat: int) -> float:
@@ -430,11 +418,6 @@ def main() -> None:
             f"{'(c) (a) with async nodes, ' + store_name:<34}{per_node:>10.2f}{base_cycle:>9.2f}"
             f"{per_node - base_cycle:>10.2f}{per_node / base_cycle:>8.0f}x  ({per_node / sync:.2f}x the sync nodes of (a))"
         )
-    general = without_fast_path(lambda: best(lambda: run_cycle(stores["none"]), args.repeat)) / cycle_nodes * 1e6
-    print(
-        f"{'(a) ... none, every step general':<34}{general:>10.2f}{base_cycle:>9.2f}{general - base_cycle:>10.2f}"
-        f"{general / base_cycle:>8.0f}x  (what the plain-step fast path saves)"
-    )
     fast, memory = retained_per_step()
     print(
         f"retained per recorded step over 20,000 steps: {fast:.0f} B (no checkpointer), {memory:.0f} B (MemoryCheckpointer)"

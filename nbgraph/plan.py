@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NamedTuple
 
 from .deadlines import Deadline
@@ -181,6 +181,14 @@ class NodePlan:
     """The compiled sub-graph this node runs, if it is one."""
     deadline: Deadline | None = None
     """How long its approval waits, and what it decides when that time has passed."""
+    awaited: bool = field(init=False)
+    """Its call is awaited: the node is async, or runs a sub-graph (a plain call returns at once)."""
+    gated: bool = field(init=False)
+    """A person approves it, before or after it runs."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "awaited", self.is_async or self.subplan is not None)
+        object.__setattr__(self, "gated", self.approval or self.approval_before)
 
 
 @dataclass(frozen=True, slots=True)

@@ -115,7 +115,7 @@ def _targets(node: ast.AST) -> Iterator[ast.expr]:
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in _MUTATORS
-        and isinstance(node.func.value, (ast.Attribute, ast.Subscript))
+        and isinstance(node.func.value, (ast.Attribute, ast.Subscript, ast.Name))
     ):
         yield node.func.value
 
@@ -171,3 +171,168 @@ def lone_uses() -> tuple[int, int]:
                     if scope is tree:
                         uses += 1
     return len(names), uses
+
+
+# -- who writes each piece of run state ---------------------------------------------------
+
+RUN_STATE = {
+    "Activity": {"activity"},
+    "Asking": {"asking"},
+    "Breaks": {"breaks"},
+    "Caller": {"caller"},
+    "Level": {"level", "parent", "child", "root"},
+    "Listeners": {"listeners"},
+    "Meter": {"meter"},
+    "Pauses": {"pauses"},
+    "Persistence": {"persistence"},
+    "Resumption": {"resumption"},
+    "RunDoor": {"door"},
+    "Slots": {"slots"},
+    "Walker": {"walker"},
+}
+"""The objects that hold a run's state, each with the names the engine gives it (a variable,
+a parameter or an attribute, with or without a leading underscore)."""
+
+_CLASS_OF_NAME = {name: cls for cls, names in RUN_STATE.items() for name in names}
+
+
+def _class_of(node: ast.expr, self_is: str | None, aliases: dict[str, str]) -> str | None:
+    """The run-state class of the object ``node`` names (``self`` in a run-state class, a name
+    or attribute the engine gives such an object, a local alias of one), or None."""
+    if isinstance(node, ast.Name):
+        if node.id == "self":
+            return self_is if self_is in RUN_STATE else None
+        return aliases.get(node.id) or _CLASS_OF_NAME.get(node.id)
+    if isinstance(node, ast.Attribute):
+        return _CLASS_OF_NAME.get(node.attr.lstrip("_"))
+    return None
+
+
+def _written(target: ast.expr, self_is: str | None, aliases: dict[str, str]) -> str | None:
+    """The run-state class whose field ``target`` (an assignment's, a deletion's or a mutated
+    container) writes, or None: ``x.field = ...``, ``x.field[k] = ...``, ``x.field.append(...)``,
+    and the same through a local alias of ``x.field``."""
+    node = target
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Attribute):
+        if node is target and _class_of(node, self_is, aliases) is not None and not isinstance(node.ctx, ast.Store):
+            return None  # (a verb of a run-state object: meter.add(...) is the meter's own)
+        return _class_of(node.value, self_is, aliases)
+    if isinstance(node, ast.Name) and node is not target:  # (an alias's item: alias[k] = ...)
+        return aliases.get(f"{node.id}.")
+    return None
+
+
+def run_state_writes(path: Path) -> list[tuple[str, str, int]]:
+    """``(class written, writer, line)`` for every write to a run-state object's fields in
+    ``path``: the writer is ``Class`` for a method (its constructor included) and ``module.function``
+    for a module-level function."""
+    found: list[tuple[str, str, int]] = []
+    stem = path.stem
+
+    def visit_function(function: ast.FunctionDef | ast.AsyncFunctionDef, self_is: str | None) -> None:
+        writer = self_is or f"{stem}.{function.name}"
+        aliases: dict[str, str] = {}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                name, value = node.targets[0].id, node.value
+                held = _class_of(value, self_is, aliases) if isinstance(value, (ast.Name, ast.Attribute)) else None
+                if held is not None:
+                    aliases[name] = held  # (the object itself: meter = self.meter)
+                elif isinstance(value, ast.Attribute) and (owner := _class_of(value.value, self_is, aliases)):
+                    aliases[f"{name}."] = owner  # (one of its containers: closers = self.door.closers)
+        for node in ast.walk(function):
+            for target in _flat(_targets(node)):
+                owner = _written(target, self_is, aliases)
+                if (
+                    owner is None
+                    and isinstance(target, ast.Name)
+                    and f"{target.id}." in aliases
+                    and isinstance(node, ast.Call)
+                ):
+                    owner = aliases[f"{target.id}."]  # (an alias's container mutated: closers.pop())
+                if owner is not None:
+                    found.append((owner, writer, node.lineno))
+
+    def visit(node: ast.AST, self_is: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, child.name)
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit_function(child, self_is)
+            else:
+                visit(child, self_is)
+
+    visit(_tree(path), None)
+    return found
+
+
+def _flat(targets: Iterator[ast.expr]) -> Iterator[ast.expr]:
+    for target in targets:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            yield from _flat(iter(target.elts))
+        else:
+            yield target
+
+
+def run_state_writers() -> dict[str, dict[str, int]]:
+    """Each run-state class, with who writes its fields and in how many places."""
+    writers: dict[str, dict[str, int]] = {}
+    for path in engine_files():
+        for owner, writer, _ in run_state_writes(path):
+            places = writers.setdefault(owner, {})
+            places[writer] = places.get(writer, 0) + 1
+    return writers
+
+
+def engine_imports() -> dict[str, set[str]]:
+    """Each engine module, with the engine modules it imports (``TYPE_CHECKING`` and inside
+    functions too)."""
+    imports: dict[str, set[str]] = {}
+    for path in engine_files():
+        found: set[str] = set()
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                found.add(node.module.split(".")[0])
+        imports[path.stem] = found
+    return imports
+
+
+def checkpoint_makers() -> list[str]:
+    """The engine modules that call ``Checkpoint(...)`` or a checkpoint's ``_replace``."""
+    makers = []
+    for path in engine_files():
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.Call) and (
+                (isinstance(node.func, ast.Name) and node.func.id == "Checkpoint")
+                or (
+                    isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "_replace"
+                    and _names_checkpoint(node.func.value)
+                )
+            ):
+                makers.append(path.stem)
+                break
+    return makers
+
+
+def _names_checkpoint(node: ast.expr) -> bool:
+    while isinstance(node, (ast.Attribute, ast.Call)):
+        if isinstance(node, ast.Attribute) and node.attr in ("last", "checkpoint"):
+            return True
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return isinstance(node, ast.Name) and node.id in ("last", "checkpoint")
+
+
+def module_state(path: Path) -> list[str]:
+    """Names a module assigns at its top level to a mutable container (a list, dict or set)."""
+    found = []
+    for node in _tree(path).body:
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        value = getattr(node, "value", None)
+        if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
+            found += [t.id for t in targets if isinstance(t, ast.Name) and not t.id.startswith("__")]
+    return found

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..history import Step
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Slots", "as_branch"]
 
+_NOTHING_KEPT: Mapping[int, Mapping[str, Any]] = MappingProxyType({})
+
 
 class Slots:
     """Runs the slots of one run's steps: calls their nodes (``caller``) and asks people
@@ -49,9 +52,59 @@ class Slots:
         self.activity: Activity = caller.activity
         self.resumption = caller.resumption
 
-    async def run(self, level: Level, slot: Slot, entry: Mapping[str, Any] | None) -> Outcome:
+    def settle(
+        self, level: Level, slots: list[Slot], outcomes: list[Outcome | None], failed: list[int]
+    ) -> list[Outcome] | Coroutine[Any, Any, list[Outcome]]:
+        """Run a step's slots: how each settled, in slot order, or the coroutine that runs them
+        when one awaits. Each outcome is put in ``outcomes`` as it settles, so that a stop in the
+        middle keeps what finished; the slots that failed of themselves go in ``failed`` (in the
+        order they failed; a branch cancelled because another failed is not one).
+
+        Raises:
+            Aborted: a person stopped the run, or its budget is spent (those that finished are
+                in ``outcomes``).
+            asyncio.CancelledError: the run was cancelled.
+        """
+        kept = level.take_settled() if level.settled else _NOTHING_KEPT
+        if len(slots) > 1:
+            return self._settle_together(level, slots, kept, outcomes, failed)
+        slot = slots[0]
+        outcome = self.run(level, slot, kept.get(slot.step))
+        if not isinstance(outcome, tuple):  # (all outcomes are; a coroutine is not)
+            return self._settle_one(outcome, outcomes, failed)
+        if type(outcome) is Failed:
+            failed.append(0)
+        return [outcome]
+
+    async def _settle_one(
+        self, running: Coroutine[Any, Any, Outcome], outcomes: list[Outcome | None], failed: list[int]
+    ) -> list[Outcome]:
+        outcome = outcomes[0] = await running
+        if type(outcome) is Failed:
+            failed.append(0)
+        return [outcome]
+
+    @staticmethod
+    async def _settled(outcome: Outcome | Coroutine[Any, Any, Outcome]) -> Outcome:
+        return outcome if isinstance(outcome, tuple) else await outcome
+
+    async def _settle_together(
+        self,
+        level: Level,
+        slots: list[Slot],
+        kept: Mapping[int, Mapping[str, Any]],
+        outcomes: list[Outcome | None],
+        failed: list[int],
+    ) -> list[Outcome]:
+        await self.run_together(level, slots, kept, outcomes, failed)
+        # (A branch that never started, its step failing fast before its turn, is one a sibling cancelled.)
+        return [Failed((), asyncio.CancelledError()) if outcome is None else outcome for outcome in outcomes]
+
+    def run(self, level: Level, slot: Slot, entry: Mapping[str, Any] | None) -> Outcome | Coroutine[Any, Any, Outcome]:
         """One slot of a step: its node's call (or what a checkpoint kept of it) and the pauses
-        before and after it.
+        before and after it; at once when nothing around the node waits (its call returned at
+        once: a plain node, no checkpoint's entry, no approval, no breakpoint armed, not a
+        branch), else the coroutine that runs it.
 
         Raises:
             Aborted: a person stopped the run, or its budget is spent.
@@ -60,6 +113,13 @@ class Slots:
         """
         frame = slot.frame
         node = level.plan.nodes[frame.node]
+        if entry is None and not node.gated and not self.breaks.armed and frame.branch == level.branch:
+            return self.call(level, slot)
+        return self._around(level, slot, node, entry)
+
+    async def _around(self, level: Level, slot: Slot, node: NodePlan, entry: Mapping[str, Any] | None) -> Outcome:
+        """:meth:`run` with what waits around the node."""
+        frame = slot.frame
         branch = frame.branch != level.branch
         if entry is not None:
             called = restored(entry)
@@ -90,7 +150,9 @@ class Slots:
                 return refused
             held = (*(held or ()), *asked)
         try:
-            outcome = await self.call(level, slot, held)
+            outcome = self.call(level, slot, held)
+            if not isinstance(outcome, tuple):
+                outcome = await outcome
         except asyncio.CancelledError:
             if not branch:
                 raise
@@ -103,25 +165,46 @@ class Slots:
             return await self._after(level, slot, node, outcome, None)
         return outcome
 
-    async def call(
-        self, level: Level, slot: Slot, held: tuple[Any, ...] | None = None, *, asked: tuple[Pause, ...] = ()
+    def call(
+        self, level: Level, slot: Slot, held: tuple[Any, ...] | None = None
+    ) -> Outcome | Coroutine[Any, Any, Outcome]:
+        """Call the slot's node: what it gave, or the coroutine that calls it when its call is
+        awaited or it asks a person (``ctx.ask`` in a synchronous node: in a live run, wait for
+        the answer and call it again, from its start, until it has every answer it asks for). A
+        node that cannot wait is parked at what it asks."""
+        try:
+            called = self.caller.call(level, slot, held)
+        except PauseRequested as paused:
+            return self._answered(level, slot, held, paused.pauses)
+        if isinstance(called, tuple):
+            return called
+        return self._awaited(called, level, slot, held)
+
+    async def _awaited(
+        self, calling: Coroutine[Any, Any, Outcome], level: Level, slot: Slot, held: tuple[Any, ...] | None
     ) -> Outcome:
-        """Call the slot's node; when a synchronous node asks (``ctx.ask``: ``asked``, if it asked
-        already) in a live run, wait for the answer and call it again, from its start, until it
-        has every answer it asks for. A node that cannot wait is parked at what it asks."""
+        try:
+            return await calling
+        except PauseRequested as paused:
+            return await self._answered(level, slot, held, paused.pauses)
+
+    async def _answered(
+        self, level: Level, slot: Slot, held: tuple[Any, ...] | None, asked: tuple[Pause, ...]
+    ) -> Outcome:
+        """Call the node again once a person answered what it ``asked``, until it asks no more."""
         asking = self.asking
         while True:
-            if asked:
-                if not asking.live:
-                    return Parked(asked)
-                for pause in asked:
-                    try:
-                        answer = await asking.wait(pause)
-                    except PauseRequested as unwound:  # nobody will answer after all
-                        return Parked(unwound.pauses)
-                    asking.pauses.answers[pause.slot or ""] = stored_answer(pause, answer)
+            if not asking.live:
+                return Parked(asked)
+            for pause in asked:
+                try:
+                    answer = await asking.wait(pause)
+                except PauseRequested as unwound:  # nobody will answer after all
+                    return Parked(unwound.pauses)
+                asking.pauses.record(pause.slot or "", stored_answer(pause, answer))
             try:
-                return await self.caller.call(level, slot, held)
+                called = self.caller.call(level, slot, held)
+                return called if isinstance(called, tuple) else await called
             except PauseRequested as paused:
                 asked = paused.pauses
 
@@ -263,7 +346,7 @@ class Slots:
         self,
         level: Level,
         slots: list[Slot],
-        kept: dict[int, Mapping[str, Any]],
+        kept: Mapping[int, Mapping[str, Any]],
         outcomes: list[Outcome | None],
         raised: list[int],
     ) -> None:
@@ -290,11 +373,11 @@ class Slots:
             try:
                 if limit is None:
                     statuses[i] = "running"
-                    outcome = await self.run(level, slot, kept.get(slot.step))
+                    outcome = await self._settled(self.run(level, slot, kept.get(slot.step)))
                 else:
                     async with limit:
                         statuses[i] = "running"
-                        outcome = await self.run(level, slot, kept.get(slot.step))
+                        outcome = await self._settled(self.run(level, slot, kept.get(slot.step)))
                 if type(outcome) is Halted:
                     # Stopped after its node ran: the branch is done (kept for a resume), the run stops.
                     outcomes[i] = outcome.called
@@ -313,7 +396,7 @@ class Slots:
                     outcomes[i] = _listed(self.listeners, outcome)
 
         activity = self.activity
-        activity.supersteps[level] = (slots, statuses)
+        activity.superstep(level, slots, statuses)
         try:
             # No node can wait (none is async, and nobody is waited for: a durable run's pauses end
             # it): one after the other, in order. A live run's plain nodes wait for people together.
@@ -337,7 +420,7 @@ class Slots:
                 await asyncio.gather(*tasks, return_exceptions=True)
                 raise
         finally:
-            del activity.supersteps[level]
+            activity.superstep_over(level)
         for result in done:
             if isinstance(result, Aborted):
                 raise result

@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
-from ..plan import Hop, NodePlan, Plan
+from ..plan import Hop, NodePlan
 from ..secrets import redact
 from .context import Context, RunDoor
 from .ending import Ending
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
     from .levels import Level
 
 __all__ = ["Activity", "Caller", "error_text", "make_step"]
-
-_new_tuple: Callable[..., Any] = tuple.__new__  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
 
 WalkSubgraph = Callable[
     ["Level", Frame, NodePlan, int], Awaitable["Ending | tuple[Mapping[str, Any] | None, tuple[Step, ...]]"]
@@ -49,6 +47,20 @@ class Activity:
         self.calls: list[Frame] = []
         self.supersteps: dict[Level, tuple[list[Slot], list[str]]] = {}
         self.waiting: dict[Level, dict[int, Called]] = {}
+
+    def began(self, frame: Frame) -> None:
+        """A call of ``frame``'s node is under way."""
+        self.calls.append(frame)
+
+    def ended(self, frame: Frame) -> None:
+        self.calls.remove(frame)
+
+    def superstep(self, level: Level, slots: list[Slot], statuses: list[str]) -> None:
+        """``level``'s branches are running as ``slots``, their status in ``statuses`` as they settle."""
+        self.supersteps[level] = (slots, statuses)
+
+    def superstep_over(self, level: Level) -> None:
+        del self.supersteps[level]
 
     def wait_after(self, level: Level, slot: Slot, called: Called) -> None:
         self.waiting.setdefault(level, {})[slot.step] = called
@@ -90,52 +102,32 @@ class Caller:
         self.give_up = give_up
         """Close the sub-graph levels a branch given up leaves open: their records."""
 
-    def context(self, level: Level, slot: Slot, held: tuple[Any, ...] = ()) -> Context:
-        frame = slot.frame
-        return Context(
-            self.door, level.plan, frame.node, slot.step, slot.visit, frame.path, frame.branch, level.scope, held
-        )
+    def call(
+        self, level: Level, slot: Slot, held: tuple[Any, ...] | None = None
+    ) -> Called | Failed | Coroutine[Any, Any, Called | Failed | Ended]:
+        """Call ``slot``'s node (or walk the sub-graph it is) and say what it gave: at once for a
+        plain node (synchronous, no sub-graph: ``compile()`` said so), or as the coroutine that
+        calls a node whose call is awaited.
 
-    def _enter(self, slot: Slot) -> None:
-        frame = slot.frame
-        rerun = self.resumption.rerun((frame.path, frame.branch))
-        self.listeners.emit_step(
-            node_enter(self.listeners.thread, slot.step, frame.node, slot.visit, frame.path, frame.branch, rerun)
-        )
-
-    def _answered_before(self, slot: Slot) -> tuple[Any, ...]:
-        """The events of the questions inside this call of the node that earlier resumes
-        answered (the thread kept them while the node stopped at later ones), announced as
-        it runs again: its record, once it finishes, holds every answer it ran on."""
-        frame = slot.frame
-        thread = self.listeners.thread
-        events: list[Any] = []
-        for pause, value, decision in self.resumption.earlier(frame.path, frame.branch, slot.step):
-            events += (interrupt(thread, slot.step, pause), answered(thread, slot.step, pause, value, decision))
-        return tuple(events)
-
-    def _finished(self, slot: Slot) -> None:
-        frame = slot.frame
-        self.resumption.finished(frame.path, frame.branch, slot.step)
-
-    def call_now(self, level: Level, slot: Slot) -> Called | Failed:
-        """Call a synchronous node that runs no sub-graph, here and now (no coroutine: the hot path).
+        ``held`` are the events of a breakpoint's pause before the node, for its record. Time
+        a person spent answering inside the call does not count in its duration.
 
         Raises:
-            PauseRequested: the node asked a person (``ctx.ask``).
-            Aborted: a budget the node checked is spent.
+            PauseRequested: the node asked a person and nobody can wait (or it asked with ``ctx.ask``).
+            Aborted: a budget is spent, or a person stopped the run inside the sub-graph.
         """
-        frame = slot.frame
         plan = level.plan
+        frame = slot.frame
         node = plan.nodes[frame.node]
-        before = self._answered_before(slot) if self.resumption.decided else ()
-        ctx = self.context(level, slot, before) if node.wants_ctx else None
-        if self.listeners.steps:
-            self._enter(slot)
-        for event in before:
-            self.listeners.emit(event)
-        calls = self.activity.calls
-        calls.append(frame)
+        if node.awaited:
+            return self._awaited(level, slot, node, held)
+        listeners = self.listeners
+        if node.wants_ctx or held or listeners.steps or self.resumption.decided:
+            ctx = self._begin(level, slot, node, held)
+        else:
+            ctx = None  # (nothing to announce, no context to build)
+        activity = self.activity
+        activity.began(frame)
         started = time.time()
         t0 = time.perf_counter()
         try:
@@ -148,45 +140,20 @@ class Caller:
             else:
                 update, hop = read_output(out, node, plan)
         except Exception as exc:
-            record = make_step(slot, started, time.perf_counter() - t0, None, None, ctx, exc)
-            return Failed((record,), exc)
+            return Failed((make_step(slot, started, time.perf_counter() - t0, None, None, ctx, exc),), exc)
         finally:
-            calls.remove(frame)
-        duration = time.perf_counter() - t0
-        if self.resumption.decided:
-            self._finished(slot)
-        if ctx is None:  # (make_step's commonest case, unrolled: this is the hot path)
-            # A node with one way out is routed already: close finds the edge in place.
-            edge = hop.edge if hop is not None else node.fixed.edge if node.fixed is not None else None
-            record = Step(slot.step, frame.node, slot.visit, started, duration, update, edge, frame.path, frame.branch)
-        else:
-            record = make_step(slot, started, duration, update, hop.edge if hop else None, ctx)
-        return _new_tuple(Called, ((record,), update, hop, ctx))  # (half the cost of Called(...): once a step)
+            activity.ended(frame)
+        return self._called(slot, node, started, time.perf_counter() - t0, update, hop, ctx, ())
 
-    async def call(self, level: Level, slot: Slot, held: tuple[Any, ...] | None = None) -> Called | Failed | Ended:
-        """Call ``slot``'s node (or walk the sub-graph it is) and say what it gave.
-
-        ``held`` are the events of a breakpoint's pause before the node, for its record. Time
-        a person spent answering inside the call does not count in its duration.
-
-        Raises:
-            PauseRequested: the node asked a person and nobody can wait (or it asked with ``ctx.ask``).
-            Aborted: a budget is spent, or a person stopped the run inside the sub-graph.
-        """
-        frame = slot.frame
+    async def _awaited(
+        self, level: Level, slot: Slot, node: NodePlan, held: tuple[Any, ...] | None
+    ) -> Called | Failed | Ended:
+        """:meth:`call` for an async node, with its deadline, or a sub-graph, walked."""
         plan = level.plan
-        node = plan.nodes[frame.node]
-        before = self._answered_before(slot) if self.resumption.decided else ()
-        held = (*held, *before) if held and before else held or before
-        ctx = None
-        if node.wants_ctx or held:
-            ctx = self.context(level, slot, held or ())
-        if self.listeners.steps:
-            self._enter(slot)
-        for event in before:
-            self.listeners.emit(event)
-        calls = self.activity.calls
-        calls.append(frame)
+        frame = slot.frame
+        ctx = self._begin(level, slot, node, held)
+        activity = self.activity
+        activity.began(frame)
         waits = Waits(branch_waits.get())
         token = branch_waits.set(waits)
         started = time.time()
@@ -199,15 +166,13 @@ class Caller:
                 if isinstance(walked, Ending):  # stopped inside: the sub-graph keeps where it is
                     return Ended(walked, self._given_up(level, slot, walked, started, t0))
                 update, inner = walked
-            elif node.is_async:
+            else:
                 given = plan.schema.view(level.values) if frame.payload is NO_PAYLOAD else frame.payload
                 work = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
                 meter = self.meter
                 deadline = meter.deadline(node.name, node.timeout) if node.timeout is not None or meter.timed else None
                 out = await (work if deadline is None else _within(work, deadline))
                 update, hop = read_output(out, node, plan)
-            else:
-                update, hop = _call_sync(plan, frame, node, ctx, level.values)
         except TimedOut as timed:
             deadline = timed.deadline
             ending = Ending(deadline.outcome, f"{deadline.reason} at step {slot.step}")
@@ -216,13 +181,64 @@ class Caller:
             record = make_step(slot, started, time.perf_counter() - t0 - waits.seconds, None, None, ctx, exc)
             return Failed((*inner, record), exc)
         finally:
-            calls.remove(frame)
+            activity.ended(frame)
             branch_waits.reset(token)
-        duration = time.perf_counter() - t0 - waits.seconds
+        return self._called(slot, node, started, time.perf_counter() - t0 - waits.seconds, update, hop, ctx, inner)
+
+    def _begin(self, level: Level, slot: Slot, node: NodePlan, held: tuple[Any, ...] | None) -> Context | None:
+        """A call begins: announced, with the questions earlier resumes answered inside it
+        (the thread kept them while the node stopped at later ones: its record, once it
+        finishes, holds every answer it ran on); the node's context, if it needs one."""
+        frame = slot.frame
+        listeners = self.listeners
+        before: tuple[Any, ...] = ()
         if self.resumption.decided:
-            self._finished(slot)
-        record = make_step(slot, started, duration, update, hop.edge if hop else None, ctx)
-        return Called((*inner, record), update, hop, ctx)
+            thread = listeners.thread
+            for pause, value, decision in self.resumption.earlier(frame.path, frame.branch, slot.step):
+                before += (interrupt(thread, slot.step, pause), answered(thread, slot.step, pause, value, decision))
+        held = (*held, *before) if held and before else held or before
+        ctx = None
+        if node.wants_ctx or held:
+            ctx = Context(
+                self.door, level.plan, frame.node, slot.step, slot.visit, frame.path, frame.branch, level.scope, held
+            )
+        if listeners.steps:
+            rerun = self.resumption.rerun((frame.path, frame.branch))
+            listeners.emit_step(
+                node_enter(listeners.thread, slot.step, frame.node, slot.visit, frame.path, frame.branch, rerun)
+            )
+        for event in before:
+            listeners.emit(event)
+        return ctx
+
+    def _called(
+        self,
+        slot: Slot,
+        node: NodePlan,
+        started: float,
+        duration: float,
+        update: Mapping[str, Any] | None,
+        hop: Hop | None,
+        ctx: Context | None,
+        inner: tuple[Step, ...],
+    ) -> Called:
+        """What a call that returned gave: its records (a sub-graph's, then its own) and update.
+        A node with one way out and no person to ask after it, not a map's branch, is routed
+        already (its record holds the edge; the step's close finds it in place)."""
+        if self.resumption.decided:
+            frame = slot.frame
+            self.resumption.finished(frame.path, frame.branch, slot.step)
+        if hop is not None:
+            edge = hop.edge
+        else:  # (a map's branch routes only if it is its last: the step's close says)
+            fixed = node.fixed
+            edge = fixed.edge if fixed is not None and not node.gated and slot.frame.payload is NO_PAYLOAD else None
+        if ctx is None:  # (make_step's commonest case, here: once a step)
+            frame = slot.frame
+            record = Step(slot.step, frame.node, slot.visit, started, duration, update, edge, frame.path, frame.branch)
+        else:
+            record = make_step(slot, started, duration, update, edge, ctx)
+        return Called((*inner, record) if inner else (record,), update, hop, ctx)
 
     def _given_up(self, level: Level, slot: Slot, ending: Ending, started: float, t0: float) -> tuple[Step, ...]:
         """The records of a branch that ended short (its sub-graph failed, its node timed out).
@@ -247,19 +263,6 @@ class Caller:
             error=ending.reason or ending.outcome,
         )
         return (*self.give_up(frame), failed)
-
-
-def _call_sync(
-    plan: Plan, frame: Frame, node: NodePlan, ctx: Context | None, values: dict[str, Any]
-) -> tuple[Mapping[str, Any] | None, Hop | None]:
-    """Call a synchronous node: its update, and its command's hop."""
-    given = plan.schema.view(values) if frame.payload is NO_PAYLOAD else frame.payload
-    out = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
-    if out is None:
-        return None, None
-    if type(out) is dict:
-        return cast("Mapping[str, Any]", out), None
-    return read_output(out, node, plan)
 
 
 async def _within(work: Any, deadline: Deadline) -> Any:

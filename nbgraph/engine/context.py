@@ -41,6 +41,23 @@ class RunDoor:
         self.closers: list[Callable[[], Awaitable[object]]] = []
         """What nodes opened for the whole run (``ctx.at_run_end``), closed as the run ends."""
 
+    def steer(self, text: str) -> None:
+        self.steering.append(text)
+
+    def take_steering(self) -> list[str]:
+        """The messages steered since the last take, oldest first."""
+        queued, self.steering = self.steering, []
+        return queued
+
+    def on_close(self, close: Callable[[], Awaitable[object]]) -> None:
+        self.closers.append(close)
+
+    async def close(self) -> None:
+        """Close what nodes opened for the whole run, the last opened first."""
+        closers = self.closers
+        while closers:
+            await closers.pop()()
+
 
 class Context:
     """Where a node is, and ways to talk to its run.
@@ -207,6 +224,7 @@ class Context:
             while over := meter.ahead(0):
                 frame = Frame(self.node, self.path, self.branch)
                 pause = budget_pause(meter, (frame,), self.step, over, reruns=self.rerun())
+                meter.keep()
                 decided = raised(meter, pause, await door.asking.wait(pause, self))
                 if isinstance(decided, Ending):
                     raise Aborted(decided.reason or "stopped at a budget pause")
@@ -219,15 +237,14 @@ class Context:
         door = self._door
         if door is None:
             raise RuntimeError(f"at_run_end() needs a running node; {self.node!r} is being routed outside a run")
-        door.closers.append(close)
+        door.on_close(close)
 
     def take_steering(self) -> list[str]:
         """Messages queued with ``run.steer(text)`` since the last call, oldest first."""
         door = self._door
         if door is None:
             return []
-        queued, door.steering = door.steering, []
-        return queued
+        return door.take_steering()
 
     async def request_input(
         self,
@@ -259,7 +276,7 @@ class Context:
             return asked.answer
         asking = asked.door.asking
         answer = await asking.wait(asked.pause, self)
-        asking.pauses.answers[asked.pause.slot or ""] = answer
+        asking.pauses.record(asked.pause.slot or "", answer)
         return answer
 
     def ask(
@@ -308,7 +325,8 @@ class Context:
         from ..pauses import Pause, ToolDecision, read_tool_decisions
         from .people import stored_answer
 
-        answers = door.asking.pauses.answers
+        pauses = door.asking.pauses
+        answers = pauses.answers
         resumption = door.resumption
         thread = door.listeners.thread
         base = self._slot_base()
@@ -373,7 +391,7 @@ class Context:
                 self.emit(interrupt(thread, self.step, pause))
                 self.emit(answered(thread, self.step, pause, approved, record))
                 self._used.add(pause.id)
-                answers[slot] = stored_answer(pause, approved, record)
+                pauses.record(slot, stored_answer(pause, approved, record))
                 decided.append(approved)
                 continue
             waiting.append(len(decided))
@@ -402,7 +420,7 @@ class Context:
                     raise answer
                 else:
                     answer, record = answer
-                    answers[pause.slot or ""] = stored_answer(pause, answer, record)
+                    pauses.record(pause.slot or "", stored_answer(pause, answer, record))
                     self._used.add(pause.id)
                     decided[place] = answer
                     self._stand(asking, pause, answer, record)
@@ -467,12 +485,7 @@ class Context:
         door = self._door
         if door is None:
             return
-        answers = door.asking.pauses.answers
-        slot = f"{self._slot_base()}!{key}"
-        if value is None:
-            answers.pop(slot, None)
-        else:
-            answers[slot] = value
+        door.asking.pauses.record(f"{self._slot_base()}!{key}", value)
 
     def _slot_base(self) -> str:
         where = self.node if self.branch is None else f"{self.node}@{self.branch}"

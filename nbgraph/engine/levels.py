@@ -11,17 +11,15 @@ running it again from its start.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import InvalidUpdate
-from ..history import NO_PAYLOAD, Frame, Step
+from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
 from ..plan import Hop, NodePlan, Plan
 from .slots import Called, Failed, Outcome, Parked, Slot, settled_entry
 
 __all__ = ["Level", "enter", "level_key"]
-
-_new_tuple: Callable[..., Any] = tuple.__new__  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
 
 
 class Level:
@@ -51,6 +49,7 @@ class Level:
         values: dict[str, Any] | None = None,
         branch: str | None = None,
         placed: dict[tuple[str, str, str | None], Frame] | None = None,
+        scope: str = "",
     ) -> None:
         self.plan = plan
         self.path = path
@@ -62,7 +61,7 @@ class Level:
         self.placed = placed if placed is not None else {}
         """Frames placed at a path and branch, shared by the run's levels: a sub-graph
         called a thousand times places its nodes once."""
-        self.scope = ""
+        self.scope = scope
         """Which call of its sub-graph the level is (``research#2/`` inside the second
         visit of node research; "" for the run's graph): a person's answers are kept
         per call, so the next call of the sub-graph asks again."""
@@ -78,6 +77,67 @@ class Level:
         """Join targets, and the sources that finished since each last ran."""
         self.settled: list[Mapping[str, Any]] = []
         """Branches of a superstep under way that finished while others wait (JSON), kept by checkpoints."""
+
+    # -- the walk's verbs: the only writers of a level ----------------------------------
+
+    def at(self, frames: tuple[Frame, ...]) -> None:
+        """The walk is at ``frames``: its next step runs them (a resume too)."""
+        self.frames = frames
+
+    def streak(self, frames: tuple[Frame, ...]) -> int:
+        """Count the step of ``frames`` in the streak of one node run again and again: how many
+        times in a row its lone node has now run, when it ran just before too (0 otherwise;
+        branches break a streak)."""
+        if len(frames) != 1:
+            self.last_node, self.same = None, 0
+            return 0
+        name = frames[0].node
+        if name != self.last_node:
+            self.last_node, self.same = name, 1
+            return 0
+        self.same += 1
+        return self.same
+
+    def commit(self, values: dict[str, Any], step: int, records: Sequence[Step]) -> None:
+        """A step closed: the state after it, the level's step count, its records."""
+        self.values = values
+        self.steps = step
+        self.records.extend(records)
+
+    def record(self, records: Sequence[Step]) -> None:
+        """Records of steps that did not close (a failure's), kept in the history."""
+        self.records.extend(records)
+
+    def unrecord(self, count: int) -> None:
+        """Take back the last ``count`` records (a step whose save failed)."""
+        del self.records[-count:]
+
+    def reroute_last(self, edge: FiredEdge) -> Step:
+        """The last record, routed along ``edge`` instead (a fork's first step): the new record."""
+        record = self.records[-1] = self.records[-1]._replace(edge=edge)
+        return record
+
+    def swap_plan(self, plan: Plan) -> None:
+        self.plan = plan
+
+    def resume(
+        self,
+        values: dict[str, Any],
+        steps: int,
+        frames: tuple[Frame, ...],
+        settled: Sequence[Mapping[str, Any]],
+        records: list[Step],
+        visits: Mapping[str, int],
+        streak: tuple[str | None, int],
+    ) -> None:
+        """Go on from where a thread's checkpoint left the run's own graph."""
+        self.values = values
+        self.steps = steps
+        self.frames = frames
+        self.settled = list(settled)
+        self.records = records
+        self.visits = dict(visits)
+        self.last_node, self.same = streak
 
     def here(self, frames: tuple[Frame, ...], branch: str | None = None) -> tuple[Frame, ...]:
         """Frames of this level's plan, placed at its path (and on ``branch``, by default the level's)."""
@@ -101,9 +161,13 @@ class Level:
             out.append(here)
         return tuple(out)
 
-    def next_frames(self, taken: tuple[tuple[Frame, Hop], ...]) -> tuple[Frame, ...]:
+    def next_frames(self, taken: Sequence[tuple[Frame, Hop]]) -> tuple[Frame, ...]:
         """The frames the hops lead to: placed at the level's path, a branch kept along its
         own line, a join target only once all its sources have finished, no frame twice."""
+        if len(taken) == 1 and not self.path:
+            frame, hop = taken[0]
+            if hop.join is None and frame.branch is None:
+                return hop.frames  # (the commonest step: nothing to place, no join to wait at)
         out: list[Frame] = []
         seen: set[tuple[str, str | None]] = set()
         for frame, hop in taken:
@@ -134,7 +198,7 @@ class Level:
         if len(frames) == 1:
             frame = frames[0]
             visit = visits[frame.node] = visits.get(frame.node, 0) + 1
-            return [_new_tuple(Slot, (frame, base + 1, visit))]  # (half the cost of Slot(...): once a step)
+            return [Slot(frame, base + 1, visit)]
         own = self.branch
         prefix = f"{own}/" if own is not None else ""
         many = Counter(frame.node for frame in frames if frame.branch == own)
@@ -235,16 +299,15 @@ def enter(parent: Level, frame: Frame, node: NodePlan, visit: int, kept: Mapping
                 node=node.name,
             )
         # On a copy of the parent's state: its steps fold into the parent's when it ends.
-        level = Level(plan, frame.path, values=dict(parent.values), branch=frame.branch, placed=parent.placed)
+        values = dict(parent.values)
     elif kept is not None:
-        level = Level(plan, frame.path, branch=frame.branch, placed=parent.placed)
+        values = None
     else:
         given = frame.payload if frame.payload is not NO_PAYLOAD else parent.plan.schema.view(parent.values)
-        level = Level(
-            plan, frame.path, values=plan.schema.initial(spec.input(given)), branch=frame.branch, placed=parent.placed
-        )
+        values = plan.schema.initial(spec.input(given))
     where = frame.node if frame.branch is None else f"{frame.node}@{frame.branch}"
-    level.scope = f"{parent.scope}{where}#{visit}/"
+    scope = f"{parent.scope}{where}#{visit}/"
+    level = Level(plan, frame.path, values=values, branch=frame.branch, placed=parent.placed, scope=scope)
     if kept is not None:
         level.restore(kept)
     return level

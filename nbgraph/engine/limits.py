@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from contextvars import ContextVar
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+if TYPE_CHECKING:
+    from ..history import Step
 
 __all__ = ["Aborted", "Budget", "Deadline", "Meter", "Waits", "branch_waits", "node_deadline"]
 
@@ -64,9 +68,9 @@ class Meter:
         "waited",
     )
 
-    def __init__(self, budget: Budget | None) -> None:
+    def __init__(self, budget: Budget | None, *, chosen: bool = False) -> None:
         self.budget = budget
-        self.chosen = False
+        self.chosen = chosen
         """The budget was given to this run, not taken from its graph (a resume keeps raised limits otherwise)."""
         self.kept = False
         """A person was asked about the budget: the thread keeps its limits (raised or not) for
@@ -93,6 +97,39 @@ class Meter:
         self.tokens += tokens
         self.cost += cost
         self.turns += turns
+
+    def start(self) -> None:
+        """The run's own clock starts now."""
+        self.t0 = time.perf_counter()
+
+    def slowed(self, seconds: float) -> None:
+        """A live run waited ``seconds`` in slow motion: not the run's own time, which no budget counts."""
+        self.waited += seconds
+
+    def took(self, records: list[Step]) -> None:
+        """A step closed, with ``records``: their time is the thread's."""
+        for record in records:
+            self.step_seconds += record.duration
+
+    def keep(self) -> None:
+        """A person was asked about the budget: a resume elsewhere holds to these limits
+        (raised or not), not its graph's."""
+        self.kept = True
+
+    def restore(
+        self, kept: Mapping[str, Any] | None, used: tuple[int, float, int], peak: list[float], seconds: float
+    ) -> None:
+        """Go on from a thread that had ``used`` tokens, cost and turns, with the most one step took
+        (``peak``) and its steps' ``seconds``; under the limits it ``kept``, raised by a person
+        earlier in the thread, unless this run was given a budget of its own."""
+        if kept is not None and not self.chosen:
+            self.budget = Budget(**{key: kept[key] for key in Budget._fields if key in kept})
+            self.timed = self.budget.seconds is not None
+            self.kept = True
+        self.add(*used)
+        self.mark()
+        self.peak = list(peak)
+        self.step_seconds = self.prior_seconds = seconds
 
     def elapsed(self) -> float:
         """The run's own seconds so far, earlier parts of a resumed run included."""

@@ -83,6 +83,24 @@ class Pauses:
     def answers_copy(self) -> Mapping[str, Any]:
         return dict(self.answers) if self.answers else _EMPTY
 
+    def record(self, slot: str, answer: Any) -> None:
+        """Keep ``answer`` for ``slot`` (what a checkpoint stores; None forgets it)."""
+        if answer is None:
+            self.answers.pop(slot, None)
+        else:
+            self.answers[slot] = answer
+
+    def restore(self, answers: Mapping[str, Any]) -> None:
+        """Take up the answers a thread's checkpoint kept."""
+        self.answers.update(answers)
+
+    def opened(self, pause: Pause, future: asyncio.Future[Any]) -> None:
+        """``pause`` is open, its answer to come through ``future``."""
+        self.open[pause.id] = (pause, future)
+
+    def closed(self, pause: Pause) -> None:
+        self.open.pop(pause.id, None)
+
     def forget(self, scope: str) -> None:
         """Drop the answers given inside a sub-graph call that has ended: none can be asked
         for again, and a heartbeat's thousandth cycle should not carry the first one's."""
@@ -368,7 +386,7 @@ class Asking:
         pauses = self.pauses
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        pauses.open[pause.id] = (pause, future)
+        pauses.opened(pause, future)
         # A deadline answers the pause when it passes, unless a person does first.
         timer = (
             None
@@ -393,7 +411,7 @@ class Asking:
             waits = branch_waits.get()
             if waits is not None:
                 waits.add(time.perf_counter() - t0)
-            pauses.open.pop(pause.id, None)
+            pauses.closed(pause)
             if deadline is not None:
                 deadline.go_on()
         self._note(answered(thread, pause.step, pause, answer, decision), ctx, events)
@@ -524,7 +542,6 @@ def budget_pause(
     ``reruns``, in the middle of a node whose LLM call found a limit reached)."""
     from ..pauses import BudgetFigures, Pause
 
-    meter.kept = True  # a resume elsewhere holds to these limits (raised or not), not its graph's
     figures = BudgetFigures.model_validate(meter.figures(over, len(frames)))
     used, limits, ahead = figures.used, figures.limits, figures.next
     said = "; ".join(

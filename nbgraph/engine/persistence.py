@@ -1,6 +1,11 @@
 """Persistence: what a run keeps in its store (checkpoints, under its lease), and what it reads
 back from there (a :class:`Snapshot` of a stopped run, a fork, the steps before a resume).
 
+:class:`Persistence` owns a run's checkpoints: it builds each one from what the step hands it
+(the level, its records, the frames that come next) and from what it reads of the run's
+parts (the root level, the meter, the answers, the breakpoints, the sub-graphs open now),
+which it never writes.
+
 Every write carries the run's lease. A store that fails (a full disk, a server gone) or a
 lease that was lost makes the write raise; the step driver then ends the run ``failed`` and
 the last good checkpoint stays as it was. A run without a store takes no snapshots; if it
@@ -11,10 +16,11 @@ works.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from ..answering import IN_CODE, Given
-from ..checkpoint.base import Checkpoint, Checkpointer, taken
+from ..checkpoint.base import Checkpoint, Checkpointer, Status, taken
 from ..checkpoint.leases import Lease
 from ..checkpoint.memory import MemoryCheckpointer
 from ..deadlines import overdue
@@ -29,6 +35,12 @@ from .people import check_decider
 if TYPE_CHECKING:
     from ..decision import Decision
     from ..pauses import Pause
+    from .breaks import Breaks
+    from .ending import Ending
+    from .levels import Level
+    from .limits import Meter
+    from .people import Asking
+    from .resumption import Resumption
 
 __all__ = [
     "Persistence",
@@ -67,13 +79,52 @@ def store_for(plan: Plan, checkpointer: Checkpointer | None) -> Checkpointer:
     return _DEFAULT
 
 
+_NO_META: Mapping[str, Any] = MappingProxyType({})
+
+
 class Persistence:
-    """Where one run keeps its progress: its store, its lease, its last checkpoint, and the
-    thread's steps before those this run holds (read from the store when first asked)."""
+    """Where one run keeps its progress: its store, its lease, its last checkpoint, the trace
+    context kept with the thread, and the thread's steps before those this run holds (read
+    from the store when first asked)."""
 
-    __slots__ = ("_earlier", "earlier", "last", "lease", "rows", "run", "store", "thread")
+    __slots__ = (
+        "_asking",
+        "_breaks",
+        "_earlier",
+        "_meter",
+        "_open_levels",
+        "_resumption",
+        "_root",
+        "earlier",
+        "last",
+        "lease",
+        "rows",
+        "run",
+        "store",
+        "thread",
+        "trace",
+    )
 
-    def __init__(self, store: Checkpointer | None, thread: str) -> None:
+    def __init__(
+        self,
+        store: Checkpointer | None,
+        thread: str,
+        *,
+        root: Level,
+        meter: Meter,
+        asking: Asking,
+        breaks: Breaks,
+        resumption: Resumption,
+        open_levels: Mapping[str, Level],
+    ) -> None:
+        self._root = root
+        self._meter = meter
+        self._asking = asking
+        self._breaks = breaks
+        self._resumption = resumption
+        self._open_levels = open_levels
+        self.trace: dict[str, str] = {}
+        """The trace context a tracer keeps with the thread (``Run.trace_context``)."""
         self.store = store
         self.thread = thread
         # A store that writes rows gets the run's totals with each, so a resume reads one
@@ -101,6 +152,15 @@ class Persistence:
             raise _unsaveable(checkpoint.state, checkpoint.record, exc) from exc
         self.last = checkpoint
 
+    def restored(self, snapshot: Snapshot) -> None:
+        """Go on from ``snapshot``: its checkpoint is the last, the trace context its thread kept."""
+        self.earlier = snapshot.earlier
+        self.last = snapshot.checkpoint
+        self.trace = dict(snapshot.checkpoint.meta.get("trace") or {})
+
+    def keep_trace(self, carrier: Mapping[str, str]) -> None:
+        self.trace = dict(carrier)
+
     def earlier_records(self, first: Step | None) -> list[Step]:
         """The thread's records before ``first`` (the record the run's own began with), read once."""
         if self._earlier is None:
@@ -113,6 +173,139 @@ class Persistence:
                     self._earlier = records[:i]
                     break
         return self._earlier
+
+    # -- the run's checkpoints -----------------------------------------------------------
+
+    def checkpoint(self, records: Sequence[Step], frames: tuple[Frame, ...]) -> Checkpoint:
+        """The checkpoint after the run's current step, which ``records`` took."""
+        root = self._root
+        return Checkpoint(
+            self.thread,
+            root.plan.name,
+            root.steps,
+            root.values,
+            frames,
+            "running",
+            None,
+            (),
+            self._asking.pauses.answers_copy(),
+            records[-1] if records else None,
+            tuple(records[:-1]),
+            self.run,
+            self.totals() if self.rows else None,
+            meta=self.meta(),
+        )
+
+    def save_start(self, frames: tuple[Frame, ...]) -> None:
+        """Checkpoint a new run's start: its input, and the frames its first step runs."""
+        if self.store is not None:
+            self.put(self.checkpoint((), frames))
+
+    def save_step(self, level: Level, records: Sequence[Step], frames: tuple[Frame, ...]) -> None:
+        """Checkpoint the step ``level`` took (a sub-graph's: where it is now, with the run's current step).
+
+        Raises:
+            CheckpointError, LeaseLost, InvalidUpdate: as :meth:`put`.
+        """
+        if level is self._root:
+            self.put(self.checkpoint(records, frames))
+        elif self.last is not None:
+            self.put(
+                self.last._replace(
+                    state=self._root.values, levels=self.levels_json(), answers=self._asking.pauses.answers_copy()
+                )
+            )
+
+    def save_denied(self, level: Level, step: int, records: Sequence[Step], ending: Ending) -> None:
+        """Step ``step`` of ``level``, whose approval was denied with nowhere to go: kept, and
+        the thread ends there (inside a sub-graph, at the run's step that entered it)."""
+        if self.store is None:
+            return
+        checkpoint = self.checkpoint(records, ())._replace(
+            step=step if level is self._root else self._root.steps + 1, status="denied", reason=ending.reason
+        )
+        self.put(checkpoint)
+
+    def totals(self) -> dict[str, Any]:
+        """What the run has used so far, as a checkpoint keeps it."""
+        meter, root = self._meter, self._root
+        return Totals(
+            dict(root.visits),
+            meter.tokens,
+            meter.cost,
+            meter.turns,
+            meter.step_seconds,
+            (root.last_node, root.same),
+            list(meter.peak),
+        ).to_json()
+
+    def meta(self) -> Mapping[str, Any]:
+        """What the thread keeps about itself (see ``Checkpoint.meta``)."""
+        breakpoints = self._breaks.to_json()
+        budget = self._meter.kept_limits()
+        asking, resumption = self._asking, self._resumption
+        standing = asking.kept_standing() if asking.standing else None
+        decided = resumption.kept_decided() if resumption.decided else None
+        if breakpoints is None and budget is None and not self.trace and standing is None and decided is None:
+            return _NO_META  # (shared: a checkpoint per step keeps no dict of its own)
+        meta: dict[str, Any] = {"breakpoints": breakpoints, "budget": budget, "trace": dict(self.trace) or None}
+        if standing is not None:
+            meta["standing"] = standing
+        if decided is not None:
+            meta["decided"] = decided
+        return meta
+
+    def levels_json(self) -> dict[str, Any]:
+        """The sub-graph levels the run is inside now, as a checkpoint keeps them."""
+        return {key: level.snapshot() for key, level in self._open_levels.items()}
+
+    def finish(self, ending: Ending, start: tuple[Frame, ...], input: dict[str, Any] | None) -> None:
+        """Record how the run ended, so a resume knows where to go on from (a run without a
+        store that stopped short keeps its checkpoints in memory, from ``start`` and ``input``)."""
+        if self.store is None:
+            if ending.outcome not in ("done", "denied"):
+                self.keep_in_memory(ending, start, input)
+        elif self.last is not None and not (self.last.status == ending.outcome == "denied"):
+            try:
+                self.put(self.stopped(self.last, ending))
+            except Exception:
+                # The run is ending on its own account; a store that cannot take the status
+                # leaves the last good checkpoint, which a resume continues from.
+                pass
+
+    def stopped(self, last: Checkpoint, ending: Ending) -> Checkpoint:
+        """``last`` with how the run stopped, and what a resume must not redo: the frames to run,
+        the pauses open, the slots that finished, the sub-graphs it is inside."""
+        finished = ending.outcome in ("done", "denied")
+        status: Status = ending.outcome
+        root = self._root
+        return last._replace(
+            state=root.values,
+            frames=root.frames,
+            status=status,
+            reason=ending.reason,
+            pauses=ending.pauses,
+            answers=self._asking.pauses.answers_copy(),
+            settled=() if finished else tuple(root.settled),
+            levels={} if finished else self.levels_json(),
+            meta=self.meta(),
+        )
+
+    def keep_in_memory(self, ending: Ending, start: tuple[Frame, ...], input: dict[str, Any] | None) -> None:
+        """A run without a store: keep its checkpoints in the default store, for a ``Resume`` (a run
+        that stopped short, as it ends) or a ``Fork`` (asked for once it has ended), rebuilt from
+        ``input`` and the frames it ran first (``start``)."""
+        root, thread = self._root, self.thread
+        store = self.store = default_checkpointer()
+        store.delete(thread)
+        assert input is not None  # (a run without a store started from an input: a resume has one)
+        for checkpoint in remembered(root.plan, thread, start, input, root.records):
+            store.put(thread, checkpoint)
+        last = store.get(thread)
+        assert last is not None
+        last = self.stopped(last, ending)
+        store.put(thread, last)
+        self.last = last
 
     # -- the lease --------------------------------------------------------------------
 

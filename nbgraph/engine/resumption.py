@@ -76,6 +76,8 @@ class Resumption:
         self._decisions[pause.id] = decision
         if pause.kind == "budget":
             self.settled.append((pause, value, decision))
+            if pause.reruns is not None:  # (asked in the middle of a node: it runs again from its start)
+                self.rerunning.add((pause.path, pause.branch))
         if pause.slot is not None:  # asked inside a node (an input, a tool call): kept at its slot
             self._inputs[pause.slot] = (pause, value)
             self.decided[pause.id] = (pause, decision)

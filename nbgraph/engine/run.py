@@ -102,13 +102,13 @@ class Run:
             input=input,
             store=store,
             budget=budget if budget is not None else plan.budget,
+            chosen=budget is not None,
             live=live,
             listeners=listeners,
             stepping=stepping,
             pace=pace,
             resuming=resuming,
         )
-        self._walker.meter.chosen = budget is not None
         for observe in _OBSERVERS:
             listener = observe(self)
             if listener is not None:
@@ -275,7 +275,7 @@ class Run:
 
     @trace_context.setter
     def trace_context(self, carrier: Mapping[str, str]) -> None:
-        self._walker.trace = dict(carrier)
+        self._walker.keep_trace(carrier)
 
     def subscribe(self, listener: Callable[[Any], Any], *, steps: bool = True) -> Callable[[], None]:
         """Call ``listener(event)`` for each event from now on; returns an unsubscribe function.
@@ -388,7 +388,7 @@ class Run:
         """Queue a user message for the next LLM step to see."""
         if not isinstance(text, str) or not text.strip():  # pyright: ignore[reportUnnecessaryIsInstance]  (users pass anything)
             raise ValueError("steer() needs a non-empty message")
-        self._walker.door.steering.append(text)
+        self._walker.steer(text)
 
     def cancel(self) -> None:
         """Stop the run: it ends ``aborted`` and its last checkpoint stays consistent."""

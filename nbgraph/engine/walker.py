@@ -5,8 +5,10 @@ one step at a time (:func:`~nbgraph.engine.step.take_step`: prepare, run, close)
 is left or the run must stop. Everything that can be known in advance (calling conventions,
 edges, the frames a hop leads to) was resolved by ``compile()``; events are built only when
 someone listens; checkpoints only when there is a store. A node that is a graph walks a
-level of its own (``levels``). The walker and the step driver are the only writers of a
-run's state: the helpers they call take what they read and return what they decide.
+level of its own (``levels``). Each part of a run's state is written by its own methods only:
+the walker orders them (what a resume brings is applied here, in :meth:`Walker.restore`), the
+step hands :class:`~nbgraph.engine.persistence.Persistence` what it took, and helpers take what
+they read and return what they decide.
 """
 
 from __future__ import annotations
@@ -14,10 +16,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, cast
 
-from ..checkpoint.base import Checkpoint, Status
 from ..errors import MaxStepsExceeded, NbgraphError
 from ..history import FiredEdge, Frame, Step
 from ..names import START
@@ -32,10 +32,10 @@ from .levels import Level, enter, level_key
 from .limits import Budget, Meter
 from .listeners import Listeners, answered, interrupt, route_event, run_start
 from .people import Asking, raised, stored_answer
-from .persistence import Persistence, Snapshot, Totals, default_checkpointer, remembered
+from .persistence import Persistence, Snapshot
 from .resumption import Resumption
 from .slots import Called, restored
-from .step import route_forked, take_step
+from .step import Stepper
 from .stops import failure
 
 if TYPE_CHECKING:
@@ -49,9 +49,6 @@ _LOOP_TURN_INTERVAL = 0.02
 """Seconds a live run may hold the event loop between steps."""
 
 
-_NO_META: Mapping[str, Any] = MappingProxyType({})
-
-
 class Walker:
     """Walks one run of a plan: its levels, its frames, its history."""
 
@@ -63,6 +60,7 @@ class Walker:
         input: Any = None,
         store: Checkpointer | None,
         budget: Budget | None,
+        chosen: bool = False,
         live: bool,
         listeners: Listeners,
         stepping: bool = False,
@@ -74,9 +72,9 @@ class Walker:
         self.pace = pace
         """Seconds a live run waits before each step after its first (slow motion)."""
         self.listeners = listeners
-        self.meter = Meter(budget)
+        self.meter = Meter(budget, chosen=chosen)
+        """(``chosen``: the budget was given to this run, not taken from its graph.)"""
         self.asking = Asking(listeners, self.meter, live=live)
-        self.persistence = Persistence(store, thread)
         self.resumption = Resumption()
         self.breaks = Breaks.of(plan.breakpoints, stepping)
         # (A run that continues a thread gets its state from the checkpoint: no input to check.)
@@ -86,13 +84,22 @@ class Walker:
         self.start_edge: FiredEdge | None = None
         self.open_levels: dict[str, Level] = {}
         """The sub-graph levels being walked now, by path (and branch)."""
+        self.persistence = Persistence(
+            store,
+            thread,
+            root=self.root,
+            meter=self.meter,
+            asking=self.asking,
+            breaks=self.breaks,
+            resumption=self.resumption,
+            open_levels=self.open_levels,
+        )
         self.flagged: Ending | None = None
         """How the first sub-graph that hit its max_steps with on_max_steps="flag" ended."""
-        self.trace: dict[str, str] = {}
-        """The trace context a tracer keeps with the thread (``Run.trace_context``)."""
         self.activity = Activity()
         self.door = RunDoor(listeners, self.meter, self.asking, self.resumption)
-        self.slots = Slots(Caller(self.door, self.activity, self.walk_subgraph, self.give_up), self.asking, self.breaks)
+        slots = Slots(Caller(self.door, self.activity, self.walk_subgraph, self.give_up), self.asking, self.breaks)
+        self.stepper = Stepper(slots, self.persistence, self.root)
 
     # The run's own graph is the root level: what the rest of the engine reads as the
     # run's state, step, frames and history is the root level's (and is set there).
@@ -119,6 +126,18 @@ class Walker:
         """The node running now (the latest to start, when branches run together)."""
         calls = self.activity.calls
         return calls[-1].node if calls else None
+
+    @property
+    def trace(self) -> dict[str, str]:
+        """The trace context a tracer keeps with the thread (``Run.trace_context``)."""
+        return self.persistence.trace
+
+    def keep_trace(self, carrier: Mapping[str, str]) -> None:
+        self.persistence.keep_trace(carrier)
+
+    def steer(self, text: str) -> None:
+        """Queue ``text`` for the run's next LLM step (``Run.steer``)."""
+        self.door.steer(text)
 
     @property
     def recorded(self) -> int:
@@ -174,7 +193,7 @@ class Walker:
 
     async def execute(self) -> Ending:
         """Walk from where the run is (its start, or a restored checkpoint) to an ending."""
-        self.meter.t0 = time.perf_counter()
+        self.meter.start()
         restored_from = self.persistence.last
         self.listeners.emit_if(lambda: run_start(self.thread, self.step, self.plan.name, restored_from is not None))
         listeners = self.listeners
@@ -193,16 +212,14 @@ class Walker:
             elif not self.frames and not self.root.settled:
                 if self.history[-1].edge is not None:  # (stopped after its last step: nothing is left to run)
                     return Ending("done", restored_from.reason if restored_from.status == "done" else None)
-                route_forked(self)  # a fork: its first step is routed with the graph as defined now
+                self._route_forked()  # a fork: its first step is routed with the graph as defined now
             return await self.walk(self.root) or self.flagged or Ending("done")
         except MaxStepsExceeded:
             raise
         except NbgraphError as exc:
             return failure(self.listeners, None, exc, self.step)
         finally:
-            closers = self.door.closers
-            while closers:
-                await closers.pop()()
+            await self.door.close()
 
     def _route_from_start(self, level: Level) -> None:
         plan = level.plan
@@ -213,11 +230,10 @@ class Walker:
             else None
         )
         hop = start.fixed or start.route(plan.schema.view(level.values), ctx)
-        level.frames = level.here(hop.frames)
+        level.at(level.here(hop.frames))
         if level is self.root:  # (a sub-graph's first step says where it began)
             self.start_edge = hop.edge
-            if self.persistence.store is not None:
-                self.persistence.put(self._checkpoint((), hop.frames))
+            self.persistence.save_start(hop.frames)
             listeners = self.listeners
             listeners.emit_step_if(lambda: route_event(self.thread, 0, hop.edge))
 
@@ -241,7 +257,8 @@ class Walker:
         Raises:
             ValueError: the plan has no such node, or it runs a sub-graph.
         """
-        self.plan = self.root.plan = self.plan.with_function(name, fn)
+        self.plan = self.plan.with_function(name, fn)
+        self.root.swap_plan(self.plan)
         return self.plan
 
     async def walk(self, level: Level) -> Ending | None:
@@ -252,14 +269,15 @@ class Walker:
         pace = self.pace if live else 0.0
         last_turn = time.perf_counter()
         frames: tuple[Frame, ...] = level.frames
+        take_step = self.stepper.take
         while frames:
-            level.frames = frames
+            level.at(frames)
             if pace and level.steps:
                 try:
                     await asyncio.sleep(pace)  # slow motion: each node shows before the next one runs
                 except asyncio.CancelledError:
                     return Ending("aborted", f"cancelled during node {frames[0].path!r} at step {level.steps + 1}")
-                self.meter.waited += pace  # (not the run's own time: no budget counts it)
+                self.meter.slowed(pace)
             if live and (now := time.perf_counter()) - last_turn > _LOOP_TURN_INTERVAL:
                 # Nodes that never await would hold the kernel's loop for the whole run:
                 # give it a turn so the view redraws and a Stop click gets in.
@@ -268,11 +286,13 @@ class Walker:
                 except asyncio.CancelledError:
                     return Ending("aborted", f"cancelled during node {frames[0].path!r} at step {level.steps + 1}")
                 last_turn = now
-            taken = await take_step(self, level, frames)
+            taken = take_step(level, frames)
+            if not isinstance(taken, tuple):  # (the step awaits: a node is async, a person is asked, ...)
+                taken = await taken
             if isinstance(taken, Ending):
                 return taken
             frames = taken
-        level.frames = ()
+        level.at(())
         return None
 
     async def walk_subgraph(
@@ -302,137 +322,35 @@ class Walker:
             records.extend(self.open_levels.pop(key).records)
         return tuple(records)
 
-    # -- checkpoints ------------------------------------------------------------------
-
-    def _checkpoint(self, records: tuple[Step, ...] | list[Step], frames: tuple[Frame, ...]) -> Checkpoint:
-        """The checkpoint after the run's current step, which ``records`` took."""
-        return Checkpoint(
-            self.thread,
-            self.plan.name,
-            self.step,
-            self.values,
-            frames,
-            "running",
-            None,
-            (),
-            self.asking.pauses.answers_copy(),
-            records[-1] if records else None,
-            tuple(records[:-1]),
-            self.persistence.run,
-            self.totals() if self.persistence.rows else None,
-            meta=self.meta(),
-        )
-
-    def save_step(self, level: Level, records: list[Step], frames: tuple[Frame, ...]) -> None:
-        """Checkpoint the step ``level`` took (a sub-graph's: where it is now, with the run's current step).
-
-        Raises:
-            CheckpointError, LeaseLost, InvalidUpdate: as :meth:`Persistence.put`.
-        """
-        persistence = self.persistence
-        if level is self.root:
-            persistence.put(self._checkpoint(records, frames))
-        elif persistence.last is not None:
-            persistence.put(
-                persistence.last._replace(
-                    state=self.values, levels=self.levels_json(), answers=self.asking.pauses.answers_copy()
-                )
-            )
-
-    def save_denied(self, level: Level, step: int, records: tuple[Step, ...], ending: Ending) -> None:
-        """Step ``step`` of ``level``, whose approval was denied with nowhere to go: kept, and
-        the thread ends there (inside a sub-graph, at the run's step that entered it)."""
-        persistence = self.persistence
-        if persistence.store is None:
-            return
-        checkpoint = self._checkpoint(records, ())._replace(
-            step=step if level is self.root else self.step + 1, status="denied", reason=ending.reason
-        )
-        persistence.put(checkpoint)
-
-    def totals(self) -> dict[str, Any]:
-        """What the run has used so far, as a checkpoint keeps it."""
-        meter, root = self.meter, self.root
-        return Totals(
-            dict(root.visits),
-            meter.tokens,
-            meter.cost,
-            meter.turns,
-            meter.step_seconds,
-            (root.last_node, root.same),
-            list(meter.peak),
-        ).to_json()
-
-    def meta(self) -> Mapping[str, Any]:
-        """What the thread keeps about itself (see ``Checkpoint.meta``)."""
-        breakpoints = self.breaks.to_json()
-        budget = self.meter.kept_limits()
-        standing = self.asking.kept_standing() if self.asking.standing else None
-        decided = self.resumption.kept_decided() if self.resumption.decided else None
-        if breakpoints is None and budget is None and not self.trace and standing is None and decided is None:
-            return _NO_META  # (shared: a checkpoint per step keeps no dict of its own)
-        meta: dict[str, Any] = {"breakpoints": breakpoints, "budget": budget, "trace": dict(self.trace) or None}
-        if standing is not None:
-            meta["standing"] = standing
-        if decided is not None:
-            meta["decided"] = decided
-        return meta
-
-    def levels_json(self) -> dict[str, Any]:
-        """The sub-graph levels the run is inside now, as a checkpoint keeps them."""
-        return {key: level.snapshot() for key, level in self.open_levels.items()}
+    # -- how it ends ------------------------------------------------------------------
 
     def finish(self, ending: Ending) -> None:
         """Record how the run ended, so a resume knows where to go on from."""
-        persistence = self.persistence
-        if persistence.store is None:
-            if ending.outcome not in ("done", "denied"):
-                self.keep_in_memory(ending)
-        elif persistence.last is not None and not (persistence.last.status == ending.outcome == "denied"):
-            try:
-                persistence.put(self._stopped(persistence.last, ending))
-            except Exception:
-                # The run is ending on its own account; a store that cannot take the status
-                # leaves the last good checkpoint, which a resume continues from.
-                pass
-
-    def _stopped(self, last: Checkpoint, ending: Ending) -> Checkpoint:
-        """``last`` with how the run stopped, and what a resume must not redo: the frames to run,
-        the pauses open, the slots that finished, the sub-graphs it is inside."""
-        finished = ending.outcome in ("done", "denied")
-        status: Status = ending.outcome
-        return last._replace(
-            state=self.values,
-            frames=self.frames,
-            status=status,
-            reason=ending.reason,
-            pauses=ending.pauses,
-            answers=self.asking.pauses.answers_copy(),
-            settled=() if finished else tuple(self.root.settled),
-            levels={} if finished else self.levels_json(),
-            meta=self.meta(),
-        )
+        self.persistence.finish(ending, self._start_frames(), self.input)
 
     def keep_in_memory(self, ending: Ending) -> None:
-        """A run without a store: keep its checkpoints in the default store, for a ``Resume`` (a run
-        that stopped short, as it ends) or a ``Fork`` (asked for once it has ended)."""
-        plan, thread = self.plan, self.thread
-        store = self.persistence.store = default_checkpointer()
-        store.delete(thread)
-        start_edge = self.start_edge
-        start = (
-            tuple(f for t in start_edge.targets if t in plan.nodes for f in plan.frames_to(t))
-            if start_edge
-            else self.frames
-        )
-        assert self.input is not None  # (a run without a store started from an input: a resume has one)
-        for checkpoint in remembered(plan, thread, start, self.input, self.history):
-            store.put(thread, checkpoint)
-        last = store.get(thread)
-        assert last is not None
-        last = self._stopped(last, ending)
-        store.put(thread, last)
-        self.persistence.last = last
+        """A run without a store that has ended: keep its checkpoints in the default store, for
+        a ``Fork`` asked for once it has ended."""
+        self.persistence.keep_in_memory(ending, self._start_frames(), self.input)
+
+    def _start_frames(self) -> tuple[Frame, ...]:
+        """The frames the run's first step ran."""
+        start_edge, plan = self.start_edge, self.plan
+        if start_edge is None:
+            return self.frames
+        return tuple(f for t in start_edge.targets if t in plan.nodes for f in plan.frames_to(t))
+
+    def _route_forked(self) -> None:
+        """A fork's first step: the last step of the thread it branched from, routed with the
+        graph as defined now (its node does not run again)."""
+        root = self.root
+        record = root.records[-1]
+        hop = self.plan.hop_of(record.edge) if record.edge is not None else self.route_from(record)
+        record = root.reroute_last(hop.edge)
+        root.at(hop.frames)
+        self.persistence.save_step(root, [record], hop.frames)
+        listeners = self.listeners
+        listeners.emit_step_if(lambda: route_event(listeners.thread, record.step, hop.edge, record.path, record.branch))
 
     # -- resuming ---------------------------------------------------------------------
 
@@ -441,25 +359,25 @@ class Walker:
         state, frames, history, usage, answers, the slots that finished and the sub-graphs it
         is inside."""
         last = snapshot.checkpoint
-        root, meter = self.root, self.meter
-        root.values = snapshot.values
-        root.steps = last.step
-        root.frames = last.frames
-        root.settled = list(last.settled)
-        root.records = snapshot.records
-        self.persistence.earlier = snapshot.earlier
-        self.persistence.last = last
+        totals = snapshot.totals
+        self.root.resume(
+            snapshot.values, last.step, last.frames, last.settled, snapshot.records, totals.visits, totals.streak
+        )
+        self.persistence.restored(snapshot)
         self.start_edge = snapshot.start_edge
-        self.asking.pauses.answers.update(last.answers)
+        pauses = self.asking.pauses
+        pauses.restore(last.answers)
         meta = last.meta
-        self.trace = dict(meta.get("trace") or {})
         kept = meta.get("budget")
-        if isinstance(kept, Mapping) and not meter.chosen:
-            # Limits a person raised earlier in the thread hold for the rest of it, unless this
-            # resume was given a budget of its own.
-            meter.budget = Budget(**{key: kept[key] for key in Budget._fields if key in kept})
-            meter.timed = meter.budget.seconds is not None
-            meter.kept = True
+        # Limits a person raised earlier in the thread hold for the rest of it, unless this
+        # resume was given a budget of its own.
+        meter = self.meter
+        meter.restore(
+            cast("Mapping[str, Any]", kept) if isinstance(kept, Mapping) else None,
+            (totals.tokens, totals.cost, totals.turns),
+            totals.peak,
+            totals.seconds,
+        )
         resumption = self.resumption
         resumption.begin(last.pauses, last.levels)
         self.asking.restore_standing(meta.get("standing"))
@@ -470,18 +388,9 @@ class Walker:
             if pause.slot is not None:
                 # (Without its record: the resumption keeps it with the thread until the node's
                 # record shows it, whichever way the node runs again.)
-                self.asking.pauses.answers[pause.slot] = stored_answer(pause, value)
+                pauses.record(pause.slot, stored_answer(pause, value))
             resumption.answer(pause, value, decision)
-            if pause.kind == "budget" and pause.reruns is not None:
-                resumption.rerunning.add((pause.path, pause.branch))
         self._restore_breaks(meta.get("breakpoints"))
-        totals = snapshot.totals
-        root.visits = dict(totals.visits)
-        root.last_node, root.same = totals.streak
-        meter.add(totals.tokens, totals.cost, totals.turns)
-        meter.mark()
-        meter.peak = list(totals.peak)
-        meter.step_seconds = meter.prior_seconds = totals.seconds
 
     def _restore_breaks(self, kept: Any) -> None:
         """The breakpoints a resumed run pauses at: its graph's own if it set any, else those its
