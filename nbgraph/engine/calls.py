@@ -13,7 +13,7 @@ import asyncio
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..history import NO_PAYLOAD, FiredEdge, Frame, Step
 from ..plan import Hop, NodePlan
@@ -135,8 +135,9 @@ class Caller:
             out = node.fn(given, ctx) if node.takes_ctx else node.fn(given)
             update: Mapping[str, Any] | None
             hop: Hop | None
-            if out is None or type(out) is dict:
-                update, hop = cast("Mapping[str, Any] | None", out), None
+            if out is None or out.__class__ is dict:  # (a plain update, as most nodes return)
+                update = out
+                hop = None
             else:
                 update, hop = read_output(out, node, plan)
         except Exception as exc:

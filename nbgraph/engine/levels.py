@@ -98,11 +98,12 @@ class Level:
         self.same += 1
         return self.same
 
-    def commit(self, values: dict[str, Any], step: int, records: Sequence[Step]) -> None:
-        """A step closed: the state after it, the level's step count, its records."""
+    def commit(self, values: dict[str, Any], step: int, records: Sequence[Step], frames: tuple[Frame, ...]) -> None:
+        """A step closed: the state after it, the level's step count, its records, the frames its next step runs."""
         self.values = values
         self.steps = step
         self.records.extend(records)
+        self.frames = frames
 
     def record(self, records: Sequence[Step]) -> None:
         """Records of steps that did not close (a failure's), kept in the history."""

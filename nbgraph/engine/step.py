@@ -74,20 +74,7 @@ class Stepper:
         if not isinstance(prepared, list):
             if prepared is not ASK_BUDGET:
                 return prepared
-            return self._take_asking(level, frames, base, before)
-        return self._take_prepared(level, prepared, base, before)
-
-    async def _take_asking(self, level: Level, frames: tuple[Frame, ...], base: int, before: dict[str, Any]) -> Taken:
-        """The step, once a person raised the budget it would pass."""
-        prepared = await raise_budget(self.meter, self.asking, level, frames)
-        if isinstance(prepared, Ending):
-            return prepared
-        taken = self._take_prepared(level, prepared, base, before)
-        return taken if isinstance(taken, tuple) else await taken
-
-    def _take_prepared(
-        self, level: Level, prepared: list[Slot], base: int, before: dict[str, Any]
-    ) -> Taken | Coroutine[Any, Any, Taken]:
+            return self._take_asking(level, frames)
         outcomes: list[Outcome | None] = [None] * len(prepared)
         failed: list[int] = []
         try:
@@ -97,6 +84,14 @@ class Stepper:
         if not isinstance(settled, list):
             return self._take_settling(settled, level, prepared, outcomes, failed, base, before)
         return self.close(level, prepared, settled, failed, base, before)
+
+    async def _take_asking(self, level: Level, frames: tuple[Frame, ...]) -> Taken:
+        """The step, once a person raised the budget it would pass (asked again while it would)."""
+        ending = await raise_budget(self.meter, self.asking, level, frames)
+        if ending is not None:
+            return ending
+        taken = self.take(level, frames)
+        return taken if isinstance(taken, tuple) else await taken
 
     async def _take_settling(
         self,
@@ -169,7 +164,9 @@ class Stepper:
             values, records, next_frames = _settled(self.door, level, slots, outcomes, before)
         except NbgraphError as exc:
             return _rolled_back(listeners, level, slots, outcomes, base, before, exc, None)
-        level.commit(values, slots[-1].step, records)  # (the step: base + len(slots), the int the records hold)
+        level.commit(
+            values, slots[-1].step, records, next_frames
+        )  # (the step: base + len(slots), the int the records hold)
         persistence = self.persistence
         if persistence.store is not None:
             try:
@@ -180,8 +177,7 @@ class Stepper:
         self.meter.took(records)
         if listeners.steps:
             _announce(listeners, slots, records)
-        if halt is not None:
-            level.at(next_frames)  # the step is routed and saved: a resume goes on from here
+        if halt is not None:  # (the step is routed and saved: a resume goes on from its frames)
             if level.path:
                 raise Stopped(halt)
             return Ending("aborted", halt)
@@ -218,23 +214,20 @@ def prepare(meter: Meter, level: Level, frames: tuple[Frame, ...]) -> list[Slot]
     return level.number(frames)
 
 
-async def raise_budget(meter: Meter, asking: Asking, level: Level, frames: tuple[Frame, ...]) -> list[Slot] | Ending:
-    """Ask a person to raise the budget before the step: its slots once they did, or how the
-    run stops (they said stop, or nobody can wait: the step's frames run on resume)."""
-    while True:
-        pause = budget_pause(meter, frames, level.steps + 1, meter.ahead(len(frames)))
-        meter.keep()
-        if not asking.live:
-            level.at(frames)
-            return asking.interrupted(pause)
-        try:
-            decided = raised(meter, pause, await asking.wait(pause))
-        except PauseRequested:  # nobody will answer (run.stop_waiting): it ends as a durable run's would
-            level.at(frames)
-            return asking.interrupted(pause)
-        prepared = decided if isinstance(decided, Ending) else prepare(meter, level, frames)
-        if prepared is not ASK_BUDGET:
-            return prepared
+async def raise_budget(meter: Meter, asking: Asking, level: Level, frames: tuple[Frame, ...]) -> Ending | None:
+    """Ask a person to raise the budget before the step: None once they did, or how the run
+    stops (they said stop, or nobody can wait: the step's frames run on resume)."""
+    pause = budget_pause(meter, frames, level.steps + 1, meter.ahead(len(frames)))
+    meter.keep()
+    if not asking.live:
+        level.at(frames)
+        return asking.interrupted(pause)
+    try:
+        decided = raised(meter, pause, await asking.wait(pause))
+    except PauseRequested:  # nobody will answer (run.stop_waiting): it ends as a durable run's would
+        level.at(frames)
+        return asking.interrupted(pause)
+    return decided if isinstance(decided, Ending) else None
 
 
 # -- 2. run (the slots settle: ``Slots.settle``) -------------------------------------
@@ -315,7 +308,9 @@ def _settled(
     """
     plan = level.plan
     values = _folded(plan, before, slots, outcomes)
-    last_of_map = _last_of_maps(slots, outcomes) if _mapped(slots) else _NO_MAPS
+    # (a map's branches carry a payload: the commonest step has one slot with none)
+    mapping = len(slots) > 1 or slots[0].frame.payload is not NO_PAYLOAD
+    last_of_map = _last_of_maps(slots, outcomes) if mapping else _NO_MAPS
     view: Any = None
     records: list[Step] = []
     taken: list[tuple[Frame, Hop]] = []
@@ -356,14 +351,6 @@ def _settled(
 
 
 _NO_MAPS: dict[str, int] = {}
-
-
-def _mapped(slots: list[Slot]) -> bool:
-    """Whether a slot runs a map's branch (a ``Send``'s payload)."""
-    for slot in slots:
-        if slot.frame.payload is not NO_PAYLOAD:
-            return True
-    return False
 
 
 def _last_of_maps(slots: list[Slot], outcomes: Sequence[Outcome]) -> dict[str, int]:

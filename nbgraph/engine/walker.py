@@ -270,8 +270,7 @@ class Walker:
         last_turn = time.perf_counter()
         frames: tuple[Frame, ...] = level.frames
         take_step = self.stepper.take
-        while frames:
-            level.at(frames)
+        while frames:  # (level.frames is where the walk is: a step that closes sets them)
             if pace and level.steps:
                 try:
                     await asyncio.sleep(pace)  # slow motion: each node shows before the next one runs
