@@ -44,7 +44,9 @@ from .. import hooks
 from ..answering import Given
 from ._drawing import Shape, shape_of
 from ._pauses import open_pauses
-from ._run import LangGraphResult, LangGraphRun, UnsupportedByLangGraph, forked, resumed
+from ._result import LangGraphResult
+from ._run import LangGraphRun, UnsupportedByLangGraph
+from ._starts import forked, resumed
 from ._thread import Checkpoints, ThreadSteps, aread_checkpoints, entries_of, read_checkpoints
 
 if TYPE_CHECKING:

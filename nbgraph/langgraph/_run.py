@@ -1,4 +1,4 @@
-"""A LangGraph run as nbgraph's view watches it: :class:`LangGraphRun` and how it ended.
+"""A LangGraph run as nbgraph's view watches it: :class:`LangGraphRun`.
 
 The run streams the graph as a task of the running loop; it reads the stream into step
 records (see :mod:`._steps`) and holds, between two streams, the pauses LangGraph
@@ -7,14 +7,15 @@ questions or reviews of tool calls) and its static breakpoints. Once every open 
 its answer it goes on, as LangGraph goes on: a stream from the thread's checkpoint, with
 ``Command(resume={interrupt id: answer})``, in which each interrupted node runs again from
 its start and ``interrupt()`` returns its answer; at a breakpoint answered with a
-correction, after ``update_state`` has written it.
+correction, after ``update_state`` has written it. How it ended is a
+:class:`~._result.LangGraphResult`; a run that goes on from a thread's steps is made by
+:mod:`._starts`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import copy
-from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -33,15 +34,17 @@ from ..pauses import Pause, answered_here, answers_by_id
 from ..plan import Breakpoints
 from ..state import to_jsonable
 from ._drawing import Shape
+from ._inline_saver import runnable
 from ._pauses import Break, Read, Where, bind_answer, decision_for, open_pauses, read_given
+from ._result import LangGraphResult
 from ._steps import Entry, StepBook
 from ._thread import ThreadSteps
 
-__all__ = ["LangGraphResult", "LangGraphRun", "UnsupportedByLangGraph", "forked", "resumed"]
+__all__ = ["IN_LANGGRAPH", "LangGraphRun", "UnsupportedByLangGraph"]
 
 _MODES = ["debug", "messages", "custom"]
 
-_IN_LANGGRAPH = Given("langgraph")
+IN_LANGGRAPH = Given("langgraph")
 """An answer given from code at the LangGraph door (``run.answer``, ``nbgraph.langgraph.resume``)."""
 
 
@@ -53,122 +56,17 @@ class _Stopped(Exception):
     """A breakpoint was answered ``stop``."""
 
 
-class LangGraphResult:
-    """How a :class:`LangGraphRun` ended: ``outcome``, ``reason``, ``values``, ``history``."""
-
-    def __init__(
-        self,
-        steps: ThreadSteps,
-        outcome: str,
-        reason: str | None,
-        values: Mapping[str, Any],
-        pauses: tuple[Pause, ...] = (),
-        error: BaseException | None = None,
-        decisions: tuple[Decision, ...] = (),
-    ) -> None:
-        self._steps = steps
-        self.outcome = outcome
-        """``done``, ``interrupted`` (open pauses nobody answered), ``aborted`` (stopped) or ``failed``."""
-        self.reason = reason
-        self.values = dict(values)
-        """The graph's state at its latest checkpoint."""
-        self.pauses = pauses
-        """The pauses it ended waiting at (``interrupted``): :func:`~nbgraph.langgraph.resume` answers them."""
-        self.error = error
-        self.thread = steps.thread
-        self.decisions = list(decisions)
-        """The answers the run's pauses got, as :class:`~nbgraph.decision.Decision` records, in the
-        order they were given (a resume's first). A LangGraph checkpoint keeps no such record: a
-        thread read back from its saver has only the answers given since."""
-
-    @property
-    def history(self) -> list[Step]:
-        return steps_of(self._steps.entries)
-
-    def replay(self) -> ThreadSteps:
-        """The run's steps as the view's slider scrubs them (``frames``); nothing runs."""
-        return self._steps
-
-    def problems(self) -> list[Any]:
-        """None: LangGraph checks a graph when it compiles it, and a failed step carries its error."""
-        return []
-
-    def inspect(self, step: int | Step) -> Any:
-        """One step seen whole (an :class:`~nbgraph.inspection.Inspection`): a top-level step
-        number (its latest record) or a record of ``history``."""
-        return self._steps.inspect(step)
-
-    def __repr__(self) -> str:
-        reason = f" ({self.reason})" if self.reason else ""
-        return f"<LangGraphResult {self.outcome}{reason}: {len(self._steps.entries)} steps, thread {self.thread!r}>"
+class _Unanswered(Exception):
+    """``stop_waiting`` was called while pauses were open."""
 
 
-def steps_of(entries: Sequence[Entry]) -> list[Step]:
-    return [entry.record for entry in entries]
+class _Answered(NamedTuple):
+    """One answer given at the door: its pause, the answer as given, as read, and its record."""
 
-
-# -- a saver with no asynchronous methods ------------------------------------------------
-
-_ASYNC_NAMES = (
-    "aget",
-    "aget_tuple",
-    "aput",
-    "aput_writes",
-    "adelete_thread",
-    "adelete_for_runs",
-    "acopy_thread",
-    "aprune",
-    "aget_delta_channel_history",
-)
-_answers_async: dict[type, bool] = {}
-"""Saver class -> whether its asynchronous methods work (``SqliteSaver``'s raise)."""
-_inline_classes: dict[type, type] = {}
-
-
-async def runnable(app: Any, config: Mapping[str, Any]) -> Any:
-    """``app``, or, when its checkpointer has no asynchronous methods (``SqliteSaver``), a copy
-    whose checkpointer answers them with its synchronous ones, so that ``astream`` runs it.
-
-    The checkpoints land in the same store, written on the loop's thread, one at a time.
-    """
-    saver = app.checkpointer
-    kind = type(saver)
-    answers = _answers_async.get(kind)
-    if answers is None:
-        try:
-            await saver.aget_tuple(config)
-            answers = True
-        except NotImplementedError:
-            answers = False
-        _answers_async[kind] = answers
-    if answers:
-        return app
-    inline = copy.copy(saver)
-    inline.__class__ = _inline_class(kind)
-    return app.copy(update={"checkpointer": inline})
-
-
-def _inline_class(kind: type) -> type:
-    """``kind`` with each asynchronous method calling its synchronous twin."""
-    made = _inline_classes.get(kind)
-    if made is None:
-        methods: dict[str, Any] = {name: _calling(name[1:]) for name in _ASYNC_NAMES if hasattr(kind, name[1:])}
-
-        async def alist(self: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-            for item in self.list(*args, **kwargs):
-                yield item
-
-        methods["alist"] = alist
-        made = _inline_classes[kind] = type(kind.__name__, (kind,), methods)
-    return made
-
-
-def _calling(name: str) -> Callable[..., Any]:
-    async def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return getattr(self, name)(*args, **kwargs)
-
-    call.__name__ = f"a{name}"
-    return call
+    pause: Pause
+    answer: Any
+    read: Read
+    decision: Decision
 
 
 class LangGraphRun:
@@ -216,7 +114,7 @@ class LangGraphRun:
         """What each stream is given besides the input and config (``context``, ``durability``)."""
         self._streaming = {"stream_mode": _MODES, "subgraphs": True, **self.options}
         self._entries: list[Entry] = list(shared.entries) if shared is not None else []
-        self._records = steps_of(self._entries)
+        self._records = [entry.record for entry in self._entries]
         self._listeners = Listeners(thread=self.thread)
         self._book = StepBook(plan.routes, self._entries, self._records, self._listeners)
         if shared is not None:
@@ -370,7 +268,7 @@ class LangGraphRun:
         self._tell(answered)
 
     def answer_on_launch(
-        self, open_: Sequence[Pause], value: Any, pause: str | None = None, how: Given = _IN_LANGGRAPH
+        self, open_: Sequence[Pause], value: Any, pause: str | None = None, how: Given = IN_LANGGRAPH
     ) -> None:
         """Answer the pauses ``open_`` a resumed run starts waiting at, before it is launched,
         by the rule :meth:`answer` follows (``how``: by whom, why, through which door); the
@@ -627,88 +525,3 @@ class LangGraphRun:
     def __repr__(self) -> str:
         status = self._result.outcome if self._result else f"running, step {self.step}"
         return f"<LangGraphRun {self.plan.name!r} thread={self.thread!r} ({status})>"
-
-
-def forked(
-    steps: ThreadSteps,
-    step: int,
-    update: Any = None,
-    input: Any = None,
-    options: Mapping[str, Any] | None = None,
-) -> LangGraphRun:
-    """A run (not yet launched) going on from the checkpoint after ``step`` of ``steps``,
-    holding the steps up to it: with ``input``, as ``invoke(input, config of that
-    checkpoint)`` goes on (a new question to a chat as it was then); else from the
-    checkpoint as it is."""
-    if isinstance(step, bool) or not isinstance(step, int) or step not in steps.checkpoints:
-        known = sorted(steps.checkpoints)
-        told = f"steps {known[0]} to {known[-1]}" if known else "no checkpoints"
-        raise ValueError(f"thread {steps.thread!r} has {told} to fork from, not {step!r}")
-    kept = []
-    waiting = []  # a sub-graph's steps, kept with the step of the node that ran it
-    for entry in steps.entries:
-        if "/" in entry.record.path:
-            waiting.append(entry)
-        elif entry.record.step <= step:
-            kept += [*waiting, entry]
-            waiting = []
-        else:
-            break
-    shared = steps._replace(entries=tuple(kept), checkpoints={k: v for k, v in steps.checkpoints.items() if k <= step})
-    return LangGraphRun(
-        steps.app,
-        input,
-        steps.config,
-        steps.plan,
-        shared=shared,
-        fork=(steps.checkpoints[step], update),
-        options=_kept(steps, options),
-    )
-
-
-def _kept(steps: ThreadSteps, options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The options of the run ``steps`` came from, with those given now (not None) instead."""
-    return {**steps.options, **{key: value for key, value in (options or {}).items() if value is not None}}
-
-
-class _Unanswered(Exception):
-    """``stop_waiting`` was called while pauses were open."""
-
-
-class _Answered(NamedTuple):
-    """One answer given at the door: its pause, the answer as given, as read, and its record."""
-
-    pause: Pause
-    answer: Any
-    read: Read
-    decision: Decision
-
-
-def resumed(
-    steps: ThreadSteps,
-    answer: Any = None,
-    pause: str | None = None,
-    options: Mapping[str, Any] | None = None,
-    how: Given = _IN_LANGGRAPH,
-) -> LangGraphRun:
-    """A run (not yet launched) that goes on from the pauses ``steps`` ended waiting at, with
-    ``answer`` bound to them by the rule :meth:`LangGraphRun.answer` follows and recorded as
-    ``how`` says; the pauses it does not answer stay open in the new run.
-
-    Raises:
-        NoPendingRequest: the thread waits at no pause.
-        ResumeError: the answer names a pause that is not open, cannot say which of several
-            it is for, or does not fit its pause.
-    """
-    if not steps.pauses:
-        raise NoPendingRequest(
-            f"thread {steps.thread!r} waits at no pause"
-            + (f" (it ended {steps.outcome})" if steps.outcome and steps.outcome != "interrupted" else "")
-        )
-    config = {**steps.config, "configurable": dict(steps.config["configurable"])}
-    config["configurable"].pop("checkpoint_id", None)  # (it goes on from the thread's latest checkpoint)
-    run = LangGraphRun(
-        steps.app, None, config, steps.plan, shared=steps, waiting=steps.pauses, options=_kept(steps, options)
-    )
-    run.answer_on_launch(steps.pauses, answer, pause, how)
-    return run

@@ -21,7 +21,8 @@ from .._observer import edge_key, place
 from ..answering import Given
 from ..widget import GraphView, inspection_message
 from ._drawing import Shape, discovered
-from ._run import LangGraphRun, UnsupportedByLangGraph, forked, resumed
+from ._run import LangGraphRun, UnsupportedByLangGraph
+from ._starts import forked, resumed
 from ._thread import ThreadSteps, inspect_entry, step_index
 
 __all__ = ["LangGraphView", "show"]
