@@ -22,115 +22,27 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
+from ._loose_plan import loose_plan
+from ._replay_frame import ReplayFrame
 from ._timeline import Walk, record_key
-from .decision import Decision, decided_in
+from ._trace_records import read_trace, records_from_events
+from .decision import Decision
 from .engine.folds import fold_record, shares_state
 from .errors import InvalidUpdate
-from .history import FiredEdge, Frame, Step, tally_by_path
+from .history import Step, tally_by_path
 from .inspection import Inspection, inspect_step
 from .inspection._sources import _plan, _stored, _top, _values
 from .inspection._step import _inspect
-from .names import START
-from .plan import NodePlan, NodeSpec, Plan
+from .plan import Plan
 from .reducers import AppendLog, append
-from .state import Schema, to_jsonable
+from .state import Schema
 
 if TYPE_CHECKING:
     from .checkpoint.base import Checkpointer
 
 __all__ = ["Replay", "ReplayFrame", "replay"]
-
-
-class ReplayFrame(NamedTuple):
-    """The run as it was after one record (frame 0: before any).
-
-    ``visits`` counts each node's finished executions by path (``research/search``
-    inside a sub-graph); ``fired`` counts each edge taken by (source, target), the
-    names inside a sub-graph prefixed with its path, as the live view counts them.
-    """
-
-    index: int
-    step: int
-    """The record's step (a sub-graph counts its own); 0 for frame 0."""
-    node: str | None
-    path: str | None
-    branch: str | None
-    visit: int
-    edge: FiredEdge | None
-    error: str | None
-    visits: Mapping[str, int]
-    fired: Mapping[tuple[str, str], int]
-    values: Mapping[str, Any]
-    """The state after the record, as the engine keeps it (field -> value)."""
-    decided: tuple[Decision, ...] = ()
-    """The answers given to the pauses of the record's step (who, when, how, what, why)."""
-    decisions_so_far: int = 0
-    """How many answers were given up to this frame, its own included: they are the first
-    ``decisions_so_far`` of :attr:`Replay.decisions` (:meth:`Replay.decisions_up_to`)."""
-
-    @classmethod
-    def after(
-        cls,
-        index: int,
-        record: Step,
-        visits: Mapping[str, int],
-        fired: Mapping[tuple[str, str], int],
-        values: Mapping[str, Any],
-        so_far: int = 0,
-    ) -> ReplayFrame:
-        """The frame after ``record``, the counts copied as they stand (``so_far``: the
-        answers given before it)."""
-        decided = tuple(decided_in((record,))) if record.events or record.approval_events else ()
-        return cls(
-            index,
-            record.step,
-            record.node,
-            record.path,
-            record.branch,
-            record.visit,
-            record.edge,
-            record.error,
-            dict(visits),
-            dict(fired),
-            values,
-            decided,
-            so_far + len(decided),
-        )
-
-    @property
-    def state(self) -> dict[str, Any]:
-        """The state after the record, as JSON."""
-        return to_jsonable(dict(self.values), strict=False)
-
-    def to_json(self, *, state: bool = True) -> dict[str, Any]:
-        """The frame as the view takes it: ``fired`` keyed ``"source→target"``."""
-        edge = self.edge
-        data: dict[str, Any] = {
-            "index": self.index,
-            "step": self.step,
-            "node": self.node,
-            "path": self.path,
-            "branch": self.branch,
-            "visit": self.visit,
-            "error": self.error,
-            "edge": None
-            if edge is None
-            else {
-                "source": edge.source,
-                "target": edge.target,
-                "targets": list(edge.targets),
-                "label": edge.label,
-            },
-            "visits": dict(self.visits),
-            "fired": {f"{source}\u2192{target}": count for (source, target), count in self.fired.items()},
-            "decided": [decision.model_dump(mode="json") for decision in self.decided],
-            "decisions_so_far": self.decisions_so_far,
-        }
-        if state:
-            data["state"] = self.state
-        return data
 
 
 class Replay:
@@ -216,7 +128,7 @@ class Replay:
         latest = checkpointer.get(thread)
         if latest is None:
             raise ValueError(f"no thread {thread!r} in {checkpointer!r}")
-        plan = _plan(graph) if graph is not None else _loose(latest.graph)
+        plan = _plan(graph) if graph is not None else loose_plan(latest.graph)
         known = graph is not None
         if known and latest.graph != plan.name:
             raise ValueError(
@@ -254,10 +166,10 @@ class Replay:
         """
         from .events import numbered_events, quoted
 
-        numbered = list(numbered_events(_read(source)))
-        records, info = _records_from_events(numbered)
+        numbered = list(numbered_events(read_trace(source)))
+        records, info = records_from_events(numbered)
         known = graph is not None
-        plan = _plan(graph) if known else _loose(info.get("graph") or "trace")
+        plan = _plan(graph) if known else loose_plan(info.get("graph") or "trace")
         if known and info.get("graph") not in (None, plan.name):
             raise ValueError(f"the trace is of graph {quoted(info['graph'])}, not {plan.name!r}; give that graph")
         missing = [
@@ -419,45 +331,9 @@ _RUN_READS = ("thread", "plan", "input", "checkpointer", "history", "done", "res
 """What a replay reads of a run (an engine ``Run``, or a ``RunResult``'s)."""
 
 
-# -- helpers ---------------------------------------------------------------------------------
+# -- what a source lacks, and a trace that does not fit ---------------------------------------
 
 _NO_GRAPH = "no graph was given: updates fold as a dict state's would, and the inspector shows no edges"
-
-
-def _loose(name: str) -> Plan:
-    """A plan with no nodes: a dict state's schema, for frames of a graph nobody gave (its
-    START leads nowhere: nothing is routed or run with it)."""
-    start = NodePlan(
-        name=START,
-        fn=_nowhere,
-        takes_ctx=False,
-        is_async=False,
-        approval=False,
-        approval_before=False,
-        timeout=None,
-        wants_ctx=False,
-        fixed=None,
-        route=_nowhere,
-        decide=_nowhere,
-        frame=Frame(START, START),
-        spec=NodeSpec(START, _nowhere, False, False),
-    )
-    return Plan(
-        name=name,
-        schema=Schema(None),
-        nodes={},
-        start=start,
-        edges=(),
-        routers={},
-        max_steps=1,
-        on_max_steps="return_last",
-        max_same_node=1,
-        all_sync=True,
-    )
-
-
-def _nowhere(*_: Any) -> Any:
-    raise RuntimeError("a replay of a graph nobody gave routes nowhere: give the graph to route or run it")
 
 
 def _defaults(schema: Schema) -> dict[str, Any]:
@@ -472,151 +348,6 @@ def _defaults(schema: Schema) -> dict[str, Any]:
         if reducer is append and name in values:
             values[name] = AppendLog(values[name] or ())
     return values
-
-
-_LONGEST_PATH = 32_767
-"""The longest path any system opens (Windows' long paths): a longer one-line text is no path."""
-
-
-def _read(source: str | os.PathLike[str]) -> str:
-    from .events import decode_trace, quoted
-
-    if isinstance(source, str) and ("\n" in source or source.lstrip().startswith("{")):
-        return source
-    path = os.fspath(source)
-    if len(path) > _LONGEST_PATH:
-        raise ValueError(
-            f"line 1 is not an nbgraph event, and at {len(path):,} characters the text is too long to be "
-            f"the path of a trace file (the line starts: {quoted(path)})"
-        )
-    if not os.path.exists(path):
-        raise FileNotFoundError(
-            f"no NDJSON trace at {quoted(path)} (give the trace's text, or the path of a file holding it)"
-        )
-    try:
-        # As bytes: parse_ndjson splits at "\n" alone, and a byte that is not UTF-8 is reported by line.
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:  # (its own message would quote the whole path)
-        raise OSError(exc.errno, f"cannot read the NDJSON trace at {quoted(path)}: {exc.strerror}") from None
-    return decode_trace(data, f"the NDJSON trace at {quoted(path)}")
-
-
-class _Open:
-    """A node entered in a trace, not yet known to have finished."""
-
-    __slots__ = ("enter", "events", "record", "container", "line", "edit_line")
-
-    def __init__(self, enter: Any, line: int) -> None:
-        self.enter = enter
-        self.line = line
-        """The trace line of its update (its ``node-exit``; its ``node-enter`` until then)."""
-        self.edit_line: int | None = None
-        """The trace line of a person's edit of its update."""
-        self.events: list[Any] = []
-        self.record: Step | None = None
-        self.container = False
-
-
-def _records_from_events(numbered: Sequence[tuple[int, Any]]) -> tuple[list[Step], dict[str, Any]]:
-    """The step records a trace's events (each with its line) tell of, in the order a history
-    keeps them, and what the trace says of the run (``info["lines"]``: the lines of each
-    record's update and of a person's edit of it).
-
-    A node's record goes where it was entered (branches in the order they started,
-    as their steps are numbered), a sub-graph node's where it finished (after its own
-    steps); a node entered and never exited failed.
-    """
-    info: dict[str, Any] = {"missing": []}
-    slots: list[_Open | None] = []
-    opened: dict[tuple[str, str | None], tuple[int, _Open]] = {}
-    finished: dict[tuple[str, str | None], _Open] = {}
-    failures: list[Any] = []
-    unexplained = 0
-    for line, event in numbered:
-        kind = event.type
-        where = (event.path, event.branch)
-        if kind == "run-start":
-            info.setdefault("thread", event.thread)
-            info.setdefault("graph", event.graph)
-        elif kind == "node-enter":
-            for _, slot in opened.values():
-                if event.path.startswith(slot.enter.path + "/"):
-                    slot.container = True
-            if where in opened:  # entered again with no exit between: it failed (a resume runs it again)
-                _, stale = opened.pop(where)
-                error = next((f for f in reversed(failures) if (f.path, f.branch) == where), None)
-                unexplained += error is None
-                stale.record = _failed(stale, error)
-            opened[where] = (len(slots), _Open(event, line))
-            slots.append(opened[where][1])
-        elif kind == "node-exit" and where in opened:
-            position, slot = opened.pop(where)
-            slot.line = line
-            enter = slot.enter
-            slot.record = Step(
-                step=event.step,
-                node=event.node,
-                visit=enter.visit,
-                started=0.0,
-                duration=event.duration,
-                update=event.update,
-                path=event.path or event.node,
-                branch=event.branch,
-                tokens=event.tokens,
-                cost=event.cost,
-                events=tuple(slot.events),
-            )
-            if slot.container:  # a sub-graph node's record comes after its steps'
-                slots[position] = None
-                slots.append(slot)
-            finished[where] = slot
-        elif kind == "route":
-            slot = finished.get(where)
-            if slot is not None and slot.record is not None and slot.record.step == event.step and event.path:
-                slot.record = slot.record._replace(
-                    edge=FiredEdge(event.source, event.target, event.label, event.unconditional)
-                )
-        elif kind in ("interrupt", "answer"):
-            if where in opened:
-                opened[where][1].events.append(event)
-            elif where in finished and finished[where].record is not None:
-                slot = finished[where]
-                record = slot.record
-                assert record is not None
-                edit = record.edit
-                answer = getattr(event, "answer", None)
-                if (
-                    kind == "answer"
-                    and isinstance(answer, Mapping)
-                    and answer.get("approved")
-                    and isinstance(answer.get("update"), Mapping)  # (an approval's edit; other answers are any JSON)
-                    and answer["update"]
-                ):
-                    edit = answer["update"]
-                    slot.edit_line = line
-                slot.record = record._replace(approval_events=(*record.approval_events, event), edit=edit)
-        elif kind in ("tool-call", "tool-result", "error"):
-            if where in opened:
-                if kind == "error" and event.node is not None and event.error_type != "ToolCallsNotRun":
-                    failures.append(event)
-                opened[where][1].events.append(event)
-            elif kind == "error":
-                failures.append(event)
-        elif kind == "done":
-            info["outcome"], info["reason"] = event.outcome, event.reason
-    for where, (_, slot) in list(opened.items()):
-        error = next((f for f in failures if (f.path, f.branch) == where), None)
-        if error is None:
-            unexplained += 1
-        slot.record = _failed(slot, error)
-    if unexplained:
-        info["missing"].append(
-            f"{unexplained} step(s) entered and never exited in the trace failed, but the trace does not say why"
-        )
-    kept = [slot for slot in slots if slot is not None and slot.record is not None]
-    info["lines"] = [(slot.line, slot.edit_line) for slot in kept]
-    return [slot.record for slot in kept if slot.record is not None], info
 
 
 def _misfit(
@@ -642,19 +373,3 @@ def _misfit(
     reason = str(exc)
     shown = reason if len(reason) <= 300 else reason[:300] + "\u2026"
     return ValueError(f"line {update_line}{edited} does not fit graph {quoted(plan.name)}: {shown}")
-
-
-def _failed(slot: _Open, error: Any) -> Step:
-    enter = slot.enter
-    events = tuple(e for e in slot.events if e is not error)
-    return Step(
-        step=enter.step,
-        node=enter.node,
-        visit=enter.visit,
-        started=0.0,
-        duration=0.0,
-        path=enter.path or enter.node,
-        branch=enter.branch,
-        error=error.error if error is not None else "failed (the trace does not say why)",
-        events=events,
-    )

@@ -16,7 +16,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
-from .replay import Replay, ReplayFrame
+from ._replay_frame import ReplayFrame
+from .replay import Replay
 
 __all__ = ["Change", "Row", "Side", "SideBySide", "side_by_side"]
 

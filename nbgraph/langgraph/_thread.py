@@ -14,11 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
 from typing import Any, NamedTuple
 
+from .._replay_frame import ReplayFrame
 from ..history import Step, tally_by_path
 from ..inspection import EdgeTaken, Inspection, LLMExchange, PauseSeen, ToolUse, diff_states
 from ..names import START
 from ..pauses import Pause
-from ..replay import ReplayFrame
 from ..state import to_jsonable
 from ._drawing import Shape
 from ._steps import Entry, messages_of, routed, tool_calls_of
