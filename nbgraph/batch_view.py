@@ -29,11 +29,11 @@ import traitlets
 from ._module import ModuleView
 from ._observer import Browser
 from ._pictured import batch_frame
+from ._protocol import MessageError, checked, handlers_of
 from .export import to_dag, to_mermaid
 from .names import END, START
 from .picture import caption, to_svg
 from .secrets import redact
-from .widget import MessageError, checked, handlers_of
 
 __all__ = ["BatchView", "show_batch", "show_comparison"]
 
@@ -236,7 +236,7 @@ class BatchView(ModuleView):
         stops the batch (no run starts, those under way end ``aborted``, resumable: the same
         batch called again goes on); ``hello`` says a browser shows the view. Returns the reply.
 
-        Raises :class:`~nbgraph.widget.MessageError` for a message the protocol does not
+        Raises :class:`~nbgraph._protocol.MessageError` for a message the protocol does not
         allow, ValueError for one that does not fit the view.
         """
         kind = checked("batch", "to_kernel", content)["type"]

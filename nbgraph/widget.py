@@ -7,8 +7,8 @@ graph redefined while its run waited), or the resume that an answer to an ended,
 (``previous``), so both paths show on the same graph.
 
 The messages between a view and the kernel are declared once, in ``static/protocol.json``
-(the bundled ES module carries the same file): :func:`checked` refuses one it does not allow,
-naming what is wrong, and each view handles exactly the kinds declared for it.
+(:mod:`nbgraph._protocol` checks them); what each click does is in :mod:`nbgraph._graph_clicks`,
+and the breakpoints a view draws and sets in :mod:`nbgraph._view_breakpoints`.
 
 Import this module only where widgets are wanted: anywidget reads the bundled ES
 module when the class is created.
@@ -16,22 +16,22 @@ module when the class is created.
 
 from __future__ import annotations
 
-import json
 import logging
-import warnings
-from collections.abc import Callable, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import anywidget
 import traitlets
 
+from ._graph_clicks import GRAPH_HANDLERS
+from ._inspector import inspection_message
 from ._module import ModuleView
-from ._observer import Browser, RunObserver, place
+from ._observer import RunObserver, place
 from ._pictured import run_frame
+from ._protocol import MessageError, checked
 from ._redefined import graph_redefined, latest_definition, node_redefined, run_views
 from ._shown import edge_key, ended_traits, pack_frames
-from .answering import Given
+from ._view_breakpoints import breakpoints_json, builder_of, drop_inner_breakpoint, node_paths, shown_breakpoints
 from .engine import Fork, Resume, Run
 from .errors import NbgraphError
 from .export import to_dag, to_mermaid
@@ -39,85 +39,21 @@ from .picture import caption, to_svg
 from .secrets import redact
 
 if TYPE_CHECKING:
-    from .inspection import Inspection
+    from .answering import Given
     from .viewed import ViewedRun
 
 __all__ = [
-    "PROTOCOL",
     "GraphView",
     "MessageError",
     "RunObserver",
-    "checked",
     "graph_mimebundle",
     "graph_redefined",
-    "handlers_of",
-    "inspection_message",
     "node_redefined",
     "show_run",
     "view_of",
 ]
 
-_STATIC = Path(__file__).parent / "static"
-_INPUT_CHARS = 4000
 _log = logging.getLogger("nbgraph.view")
-
-PROTOCOL: dict[str, Any] = json.loads((_STATIC / "protocol.json").read_text(encoding="utf-8"))
-"""The views' messages: ``PROTOCOL[view]["to_kernel" | "to_view"][kind]`` is that kind's
-``required`` and ``optional`` fields (name -> type) and ``one_of`` (fields it needs one of)."""
-
-_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
-    "string": ("a string", lambda v: isinstance(v, str)),
-    "integer": ("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool)),
-    "number": ("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)),
-    "boolean": ("true or false", lambda v: isinstance(v, bool)),
-    "object": ("an object", lambda v: isinstance(v, dict)),
-    "array": ("a list", lambda v: isinstance(v, list)),
-    "any": ("a value", lambda v: True),
-}
-
-
-class MessageError(NbgraphError, ValueError):
-    """A message between a view and the kernel that ``static/protocol.json`` does not allow."""
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value, default=str)
-    return f"{text[:80]}\u2026" if len(text) > 80 else text
-
-
-def checked(view: str, direction: str, content: Any) -> dict[str, Any]:
-    """``content`` if the protocol allows it as a message of ``view`` ("graph", "batch") going
-    ``direction`` ("to_kernel", "to_view"); else :class:`MessageError` says what is wrong."""
-    kinds = PROTOCOL[view][direction]
-    who = f"the {view} view" if direction == "to_kernel" else "the kernel"
-    if not isinstance(content, dict) or not isinstance(content.get("type"), str):
-        raise MessageError(f"{who} sent a message without a type: {_shown(content)}")
-    kind = content["type"]
-    spec = kinds.get(kind)
-    if spec is None:
-        raise MessageError(f"{who} sent an unknown message type {kind!r}; expected one of: {', '.join(kinds)}")
-    present = {field for field, value in content.items() if value is not None}
-    fields = {**spec.get("required", {}), **spec.get("optional", {})}
-    for field, type_ in spec.get("required", {}).items():
-        if field not in present:
-            raise MessageError(f"{who} sent {kind!r} without {field!r} ({_TYPES[type_][0]})")
-    for field, type_ in fields.items():
-        if field in present and not _TYPES[type_][1](content[field]):
-            raise MessageError(
-                f"{who} sent {kind!r} whose {field!r} is not {_TYPES[type_][0]}: {_shown(content[field])}"
-            )
-    one_of = spec.get("one_of")
-    if one_of and not present & set(one_of):
-        raise MessageError(f"{who} sent {kind!r} without any of {', '.join(map(repr, one_of))}")
-    return content
-
-
-def handlers_of(view: str, handlers: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``handlers``, once they are one for each kind the protocol lets ``view`` send the kernel."""
-    declared = set(PROTOCOL[view]["to_kernel"])
-    if set(handlers) != declared:
-        raise RuntimeError(f"the {view} view handles {sorted(handlers)}, but its protocol declares {sorted(declared)}")
-    return handlers
 
 
 class GraphView(ModuleView):
@@ -191,14 +127,14 @@ class GraphView(ModuleView):
         super().__init__(**kwargs)
         self._graph_name = getattr(graph, "name", None) or self.dag.get("name", "graph")
         self.observer: RunObserver | None = None
-        self._run: Run | None = None
+        self.engine_run: Run | None = None
         """The engine's run the view shows (None: a run of another engine, or none)."""
         self._max_rate = 20.0
         self._replay: Any = None  # the frames the slider scrubs, once there are any
-        self._builder = _builder_of(graph)
+        self._builder = builder_of(graph)
         if graph is not None:
             self.dag = to_dag(graph)
-            self.breakpoints = _breakpoints_json(_shown_breakpoints(graph, self._builder))
+            self.breakpoints = breakpoints_json(shown_breakpoints(graph, self._builder))
         self.on_msg(self._on_message)
 
     @classmethod
@@ -217,13 +153,13 @@ class GraphView(ModuleView):
             self.observer.detach()
         # An engine run is also inspected, forked and resumed here, and its standing approvals
         # listed and revoked: those go to the run itself.
-        self._run = run if isinstance(run, Run) else None
+        self.engine_run = run if isinstance(run, Run) else None
         viewed = run.viewed if isinstance(run, Run) else run
         observer = self.observer = RunObserver(
-            self, viewed, max_rate=self._max_rate, carry=carry, seen=seen, approvals=self._run
+            self, viewed, max_rate=self._max_rate, carry=carry, seen=seen, approvals=self.engine_run
         )
         self.can_fork = run.checkpointer is not None
-        self.can_stand = self._run is not None
+        self.can_stand = self.engine_run is not None
         run_views.add(self)
         return observer
 
@@ -309,11 +245,12 @@ class GraphView(ModuleView):
             self.handle(content)
         except MessageError as exc:
             _log.warning("refused a message: %s", redact(str(exc)))
-            self._reply({"type": "error", "message": redact(str(exc)), **about})
+            self.reply({"type": "error", "message": redact(str(exc)), **about})
         except (NbgraphError, ValueError, TypeError) as exc:
-            self._reply({"type": "error", "message": redact(str(exc)), **about})
+            self.reply({"type": "error", "message": redact(str(exc)), **about})
 
-    def _reply(self, message: dict[str, Any]) -> None:
+    def reply(self, message: dict[str, Any]) -> None:
+        """Send the browser ``message`` (a kind of ``static/protocol.json``'s ``graph`` to the view)."""
         self.send(checked("graph", "to_view", message))
 
     def handle(self, content: Any) -> bool:
@@ -324,79 +261,7 @@ class GraphView(ModuleView):
         protocol does not allow, ValueError for one that does not fit the view's run.
         """
         kind = checked("graph", "to_kernel", content)["type"]
-        return _GRAPH_HANDLERS[kind](self, content)
-
-    def _hello(self, content: dict[str, Any]) -> bool:
-        Browser.seen = True  # a browser shows this kernel's views: its people can answer
-        return True
-
-    def _inspect(self, content: dict[str, Any]) -> bool:
-        self._reply(self.inspection(content))
-        return True
-
-    def _toggle_breakpoint(self, content: dict[str, Any]) -> bool:
-        return self.toggle_breakpoint(content["path"])
-
-    def _fork(self, content: dict[str, Any]) -> bool:
-        step = content.get("step")
-        if content.get("onto") == "new":
-            if not self.redefined:
-                return False  # (a second click: the fork has been made)
-            step = self.redefined["step"]
-        if step is None:
-            raise MessageError(f"a 'fork' message forks from a step or onto 'new', not onto {content.get('onto')!r}")
-        self.fork(step)
-        return True
-
-    def _answer(self, content: dict[str, Any]) -> bool:
-        return self._answer_pause(content, content["value"])
-
-    def _approve(self, content: dict[str, Any]) -> bool:
-        return self._answer_pause(content, {"approved": True, "update": content.get("update")})
-
-    def _deny(self, content: dict[str, Any]) -> bool:
-        return self._answer_pause(content, False)
-
-    def _revoke(self, content: dict[str, Any]) -> bool:
-        observer = self._observed()
-        if self._run is None:
-            raise ValueError("this view's run has no standing approvals to revoke")
-        revoked = next((s for s in self._run.standing if s.id == content["standing"]), None)
-        self._run.revoke(content["standing"])  # (one not in force is refused, naming those that are)
-        if revoked is not None:
-            observer.note(f"standing approval of {revoked.tool} revoked: its next call waits for a person")
-        return True
-
-    def _stop(self, content: dict[str, Any]) -> bool:
-        self._observed().run.cancel()
-        return True
-
-    def _steer(self, content: dict[str, Any]) -> bool:
-        observer = self._observed()
-        observer.run.steer(content["text"])
-        observer.note(f"steer: {content['text']}")
-        return True
-
-    def _observed(self) -> RunObserver:
-        if self.observer is None:
-            raise ValueError("this view shows a graph, not a run: there is nothing to answer")
-        return self.observer
-
-    def _answer_pause(self, content: dict[str, Any], value: Any) -> bool:
-        """Give ``value`` to the pause ``content`` names, as decided on what it showed
-        (``shown``, its digest) and why (``reason``), recorded as given in the view.
-
-        False for a pause that is not open (a stale or duplicate click, ignored). A pause that
-        shows something else now than what was decided on is refused, and says so."""
-        pause_id: str = content["pause_id"]
-        given = Given("view", None, _reason(content.get("reason")), content.get("shown"))
-        run = self._observed().run
-        if run.done:
-            return self._resume(pause_id, value, given)
-        if all(pause.id != pause_id for pause in run.pauses):
-            return False  # a stale click: that pause was answered already
-        run.answer(value, pause=pause_id, shown=given.shown, reason=given.reason, via=given.via)
-        return True
+        return GRAPH_HANDLERS[kind](self, content)
 
     # -- runs started from the view ----------------------------------------------------
 
@@ -412,7 +277,7 @@ class GraphView(ModuleView):
             ValueError: the view shows no run with checkpoints, or ``step`` is not one of its steps.
         """
         old = self.observer
-        source: Any = self._run if old is not None else self._replay.origin if self._replay is not None else None
+        source: Any = self.engine_run if old is not None else self._replay.origin if self._replay is not None else None
         if source is None:
             raise ValueError("this view shows no run with checkpoints to fork (a graph, or an NDJSON trace)")
         store = None
@@ -446,7 +311,7 @@ class GraphView(ModuleView):
         graph = latest_definition(self._graph_name)
         return graph if graph is not None else self._builder
 
-    def _resume(self, pause_id: str, value: Any, given: Given) -> bool:
+    def resume(self, pause_id: str, value: Any, given: Given) -> bool:
         """Resume the view's ended ``interrupted`` run live, here, with ``value`` for ``pause_id``,
         recorded as ``given`` (and refused if the pause shows something else than ``given.shown``);
         a view of another engine's runs resumes them its own way.
@@ -477,7 +342,7 @@ class GraphView(ModuleView):
         """
         from .inspection import inspect_step
 
-        source: Any = self._run if self.observer is not None else self._replay
+        source: Any = self.engine_run if self.observer is not None else self._replay
         if source is None:
             raise ValueError("this view shows a graph, not a run: there is no step to inspect")
         records = source.history if self.observer is not None else source.records
@@ -523,7 +388,7 @@ class GraphView(ModuleView):
         """
         if not isinstance(path, str) or not path:
             raise ValueError(f"a 'toggle-breakpoint' message needs a node's path, got {path!r}")
-        if path not in _node_paths(self.dag):
+        if path not in node_paths(self.dag):
             raise ValueError(f"no breakpoint at {path!r}: graph {self._graph_name!r} has no node there")
         builder = self._builder
         if builder is None:
@@ -534,7 +399,7 @@ class GraphView(ModuleView):
         shown = set(self.breakpoints.get("before") or ())
         on = path not in shown
         if not on and path not in before:
-            _drop_inner_breakpoint(builder, path)  # (one the sub-graph set itself)
+            drop_inner_breakpoint(builder, path)  # (one the sub-graph set itself)
         (before.add if on else before.discard)(path)
         builder.breakpoints(before=sorted(before), after=after)
         observer = self.observer
@@ -553,105 +418,6 @@ class GraphView(ModuleView):
             later = "" if run.live or run.done else " from the next run (this run cannot wait for a person)"
             observer.note(f"breakpoint before {path} {'set' if on else 'removed'}{later}")
         return on
-
-
-_GRAPH_HANDLERS: Mapping[str, Callable[[GraphView, dict[str, Any]], bool]] = handlers_of(
-    "graph",
-    {
-        "hello": GraphView._hello,
-        "inspect": GraphView._inspect,
-        "toggle-breakpoint": GraphView._toggle_breakpoint,
-        "fork": GraphView._fork,
-        "answer": GraphView._answer,
-        "approve": GraphView._approve,
-        "deny": GraphView._deny,
-        "revoke": GraphView._revoke,
-        "stop": GraphView._stop,
-        "steer": GraphView._steer,
-    },
-)
-
-
-_REASON_CHARS = 2000
-
-
-def _reason(text: Any) -> str | None:
-    """The reason typed in a pause's box (None when left empty)."""
-    if not isinstance(text, str) or not text.strip():
-        return None
-    if len(text) > _REASON_CHARS:
-        raise ValueError(
-            f"a reason is at most {_REASON_CHARS:,} characters, this one has {len(text):,}: say why in fewer words"
-        )
-    return text.strip()
-
-
-def _shown_breakpoints(graph: Any, builder: Any) -> Any:
-    """The breakpoints a view draws: its plan's (sub-graphs' own included), or those the
-    graph declared while it cannot compile yet."""
-    if graph is not builder:
-        return getattr(graph, "breakpoints", None)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return graph.compile().breakpoints
-    except (NbgraphError, TypeError, ValueError):  # a graph still being built: what it declared so far
-        return graph.declared_breakpoints
-
-
-def _drop_inner_breakpoint(graph: Any, path: str) -> None:
-    """Remove the breakpoint before ``path`` that the sub-graph it is in declared itself."""
-    head, _, rest = path.partition("/")
-    spec = graph.nodes.get(head)
-    child = getattr(spec, "graph", None)
-    if child is None or not rest:
-        return
-    declared = child.declared_breakpoints
-    if declared is not None and rest in declared.before:
-        child.breakpoints(before=sorted(set(declared.before) - {rest}), after=sorted(declared.after))
-    else:
-        _drop_inner_breakpoint(child, rest)
-
-
-def _builder_of(graph: Any) -> Any:
-    """The Graph a view sets breakpoints on: the graph itself, or the builder a plan came from."""
-    if graph is None or hasattr(graph, "declared_breakpoints"):
-        return graph
-    builder = getattr(graph, "graph", None)
-    return builder if hasattr(builder, "declared_breakpoints") else None
-
-
-def _breakpoints_json(breakpoints: Any) -> dict[str, list[str]]:
-    if breakpoints is None:
-        return {"before": [], "after": []}
-    return {"before": sorted(breakpoints.before), "after": sorted(breakpoints.after)}
-
-
-def _node_paths(dag: dict[str, Any], prefix: str = "") -> set[str]:
-    paths: set[str] = set()
-    for node in dag.get("nodes") or ():
-        if node.get("kind") in ("start", "end"):
-            continue
-        path = prefix + node["id"]
-        paths.add(path)
-        if node.get("graph"):
-            paths |= _node_paths(node["graph"], path + "/")
-    return paths
-
-
-def inspection_message(seen: Inspection) -> dict[str, Any]:
-    """The view's ``inspection`` message for an :class:`~nbgraph.inspection.Inspection`."""
-    data = seen.model_dump(mode="json")
-    # The panel shows the start of the input state: a 10,000-message conversation is not sent whole.
-    text = json.dumps(data["input"], default=str)
-    if len(text) > _INPUT_CHARS:
-        data["input"] = f"{text[:_INPUT_CHARS]}\u2026"
-        data["missing"] = [
-            *data.get("missing", ()),
-            f"the view shows the first {_INPUT_CHARS:,} of the input state's {len(text):,} characters; "
-            f"result.inspect({seen.step}).input has all of it",
-        ]
-    return {"type": "inspection", **data}
 
 
 def widget_bundle(view: anywidget.AnyWidget) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -227,7 +227,7 @@ def test_the_notebook_layer_registers_the_batch_and_comparison_views():
 
 def test_the_batch_view_handles_every_kind_its_protocol_declares(monkeypatch, caplog):
     from nbgraph import _observer
-    from nbgraph.widget import PROTOCOL, MessageError
+    from nbgraph._protocol import PROTOCOL, MessageError
 
     monkeypatch.setattr(_observer.Browser, "seen", False)
     view = BatchView(routed())

@@ -23,10 +23,10 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import interrupt
 
 import nbgraph.langgraph as nlg
+from nbgraph._protocol import checked
 from nbgraph.answering import set_identity
 from nbgraph.decision import Decision, FieldEdit
 from nbgraph.errors import ResumeError
-from nbgraph.widget import checked
 
 refunds: list[tuple[str, dict[str, Any]]] = []
 

@@ -19,9 +19,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send, interrupt
 
 import nbgraph.langgraph as nlg
+from nbgraph._protocol import checked
 from nbgraph.errors import ResumeError
 from nbgraph.langgraph._pauses import open_pauses
-from nbgraph.widget import checked
 
 
 def thread(name: str) -> dict[str, Any]:

@@ -26,8 +26,8 @@ from langgraph.types import Command, Send, interrupt
 from pydantic import Discriminator
 
 import nbgraph.langgraph as nlg
+from nbgraph._protocol import checked
 from nbgraph.errors import NoPendingRequest, ResumeError
-from nbgraph.widget import checked
 
 
 def thread(name: str) -> dict[str, Any]:

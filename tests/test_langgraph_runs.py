@@ -26,9 +26,9 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, interrupt
 
 import nbgraph.langgraph as nlg
+from nbgraph._protocol import checked
 from nbgraph.answering import identity
 from nbgraph.errors import NoPendingRequest, ResumeError
-from nbgraph.widget import checked
 
 
 def thread(name: str) -> dict[str, Any]:

@@ -13,9 +13,10 @@ from langgraph.types import Command, Send
 from turns import wait_until, within
 
 import nbgraph.langgraph as nlg
+from nbgraph._protocol import checked
 from nbgraph.answering import set_identity
 from nbgraph.errors import ResumeError
-from nbgraph.widget import checked, widget_bundle
+from nbgraph.widget import widget_bundle
 
 
 class State(TypedDict):

@@ -9,8 +9,9 @@ import pydantic
 import pytest
 
 from nbgraph import END, START, Graph, MemoryCheckpointer, Resume, _observer, append
+from nbgraph._protocol import PROTOCOL, checked
 from nbgraph.engine import launch, open_run
-from nbgraph.widget import PROTOCOL, GraphView, MessageError, checked, graph_mimebundle
+from nbgraph.widget import GraphView, MessageError, graph_mimebundle
 
 
 class Wire:
@@ -804,7 +805,7 @@ class TestProtocol:
         assert checked("batch", "to_view", {"type": "stopped"}) == {"type": "stopped"}
 
     def test_a_view_must_handle_exactly_the_kinds_declared(self):
-        from nbgraph.widget import handlers_of
+        from nbgraph._protocol import handlers_of
 
         with pytest.raises(
             RuntimeError, match=r"the graph view handles \['hello'\], but its protocol declares \['answer', "

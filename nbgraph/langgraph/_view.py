@@ -17,9 +17,10 @@ from typing import Any
 
 import traitlets
 
+from .._inspector import inspection_message
 from .._observer import edge_key, place
 from ..answering import Given
-from ..widget import GraphView, inspection_message
+from ..widget import GraphView
 from ._drawing import Shape, discovered
 from ._run import LangGraphRun, UnsupportedByLangGraph
 from ._starts import forked, resumed
@@ -112,7 +113,7 @@ class LangGraphView(GraphView):
             "(compile it with interrupt_before=[...] / interrupt_after=[...])"
         )
 
-    def _resume(self, pause_id: str, value: Any, given: Given) -> bool:
+    def resume(self, pause_id: str, value: Any, given: Given) -> bool:
         """An answer to a pause of a run that has ended ``interrupted``: resume its thread here
         with it (each interrupted node runs again from its start, as LangGraph resumes), recorded
         as ``given`` and refused if the pause shows something else than ``given.shown``.
