@@ -359,21 +359,20 @@ class Schema:
         new = dict(values)
         reducers = self.reducers
         fields = self.fields
-        who = by or f"node {node!r}"
         try:
             for key, value in update.items():
                 if type(value) is CoroutineType:
-                    raise unawaited(value, f"{who} set field {key!r} to", node=node, field=key)
+                    raise unawaited(value, f"{_who(by, node)} set field {key!r} to", node=node, field=key)
                 if fields is not None:
                     if key not in fields:
                         raise InvalidUpdate(
-                            f"{who} updated unknown state field {key!r}"
+                            f"{_who(by, node)} updated unknown state field {key!r}"
                             f"{did_you_mean(key, fields)}; {self.name} has fields: "
                             f"{', '.join(sorted(fields))}",
                             node=node,
                             field=key,
                         )
-                    value = self._validate(key, value, who, node)
+                    value = self._validate(key, value, by or f"node {node!r}", node)
                 elif key == "messages" and self._identify is not None:
                     value = self._identified(value)
                 reducer = reducers.get(key)
@@ -385,7 +384,7 @@ class Schema:
                         new[key] = reducer(current, value)
                     except Exception as exc:
                         raise InvalidUpdate(
-                            _rejected(reducer, who, key, current, value, exc), node=node, field=key
+                            _rejected(reducer, _who(by, node), key, current, value, exc), node=node, field=key
                         ) from exc
         except InvalidUpdate:
             close_coroutines(update.values())
@@ -470,6 +469,11 @@ def close_coroutines(values: Iterable[Any]) -> None:
     for value in values:
         if type(value) is CoroutineType:
             value.close()
+
+
+def _who(by: str | None, node: str) -> str:
+    """Who gave an update, as an error names them (the node, unless someone else gave it)."""
+    return by or f"node {node!r}"
 
 
 def _rejected(reducer: Reducer, who: str, key: str, current: Any, value: Any, exc: Exception) -> str:

@@ -69,7 +69,11 @@ class Slots:
         if len(slots) > 1:
             return self._settle_together(level, slots, kept, outcomes, failed)
         slot = slots[0]
-        outcome = self.run(level, slot, kept.get(slot.step))
+        frame = slot.frame
+        if kept or level.plan.nodes[frame.node].gated or self.breaks.armed or frame.branch != level.branch:
+            outcome = self._around(level, slot, kept.get(slot.step))
+        else:  # (nothing around the node: it is called at once, and a plain node returns at once)
+            outcome = self.call(level, slot)
         if not isinstance(outcome, tuple):  # (all outcomes are; a coroutine is not)
             return self._settle_one(outcome, outcomes, failed)
         if type(outcome) is Failed:
@@ -84,10 +88,6 @@ class Slots:
             failed.append(0)
         return [outcome]
 
-    @staticmethod
-    async def _settled(outcome: Outcome | Coroutine[Any, Any, Outcome]) -> Outcome:
-        return outcome if isinstance(outcome, tuple) else await outcome
-
     async def _settle_together(
         self,
         level: Level,
@@ -100,25 +100,17 @@ class Slots:
         # (A branch that never started, its step failing fast before its turn, is one a sibling cancelled.)
         return [Failed((), asyncio.CancelledError()) if outcome is None else outcome for outcome in outcomes]
 
-    def run(self, level: Level, slot: Slot, entry: Mapping[str, Any] | None) -> Outcome | Coroutine[Any, Any, Outcome]:
+    async def _around(self, level: Level, slot: Slot, entry: Mapping[str, Any] | None) -> Outcome:
         """One slot of a step: its node's call (or what a checkpoint kept of it) and the pauses
-        before and after it; at once when nothing around the node waits (its call returned at
-        once: a plain node, no checkpoint's entry, no approval, no breakpoint armed, not a
-        branch), else the coroutine that runs it.
+        before and after it (a slot with nothing around it, not a branch, is called at once:
+        :meth:`settle`).
 
         Raises:
             Aborted: a person stopped the run, or its budget is spent.
             asyncio.CancelledError: the run was cancelled (a branch's cancellation by a failed
                 sibling comes back as a failure instead).
         """
-        frame = slot.frame
-        node = level.plan.nodes[frame.node]
-        if entry is None and not node.gated and not self.breaks.armed and frame.branch == level.branch:
-            return self.call(level, slot)
-        return self._around(level, slot, node, entry)
-
-    async def _around(self, level: Level, slot: Slot, node: NodePlan, entry: Mapping[str, Any] | None) -> Outcome:
-        """:meth:`run` with what waits around the node."""
+        node = level.plan.nodes[slot.frame.node]
         frame = slot.frame
         branch = frame.branch != level.branch
         if entry is not None:
@@ -373,11 +365,11 @@ class Slots:
             try:
                 if limit is None:
                     statuses[i] = "running"
-                    outcome = await self._settled(self.run(level, slot, kept.get(slot.step)))
+                    outcome = await self._around(level, slot, kept.get(slot.step))
                 else:
                     async with limit:
                         statuses[i] = "running"
-                        outcome = await self._settled(self.run(level, slot, kept.get(slot.step)))
+                        outcome = await self._around(level, slot, kept.get(slot.step))
                 if type(outcome) is Halted:
                     # Stopped after its node ran: the branch is done (kept for a resume), the run stops.
                     outcomes[i] = outcome.called

@@ -37,23 +37,15 @@ WalkSubgraph = Callable[
 
 
 class Activity:
-    """What a run is doing now, for those who watch it: the calls under way (in the order they
-    started), each superstep's branches and their status, and the steps that finished and
+    """What a run is doing now, for those who watch it, besides the calls under way (the
+    caller's): each superstep's branches and their status, and the steps that finished and
     wait for a person after their node (shown in the state meanwhile)."""
 
-    __slots__ = ("calls", "supersteps", "waiting")
+    __slots__ = ("supersteps", "waiting")
 
     def __init__(self) -> None:
-        self.calls: list[Frame] = []
         self.supersteps: dict[Level, tuple[list[Slot], list[str]]] = {}
         self.waiting: dict[Level, dict[int, Called]] = {}
-
-    def began(self, frame: Frame) -> None:
-        """A call of ``frame``'s node is under way."""
-        self.calls.append(frame)
-
-    def ended(self, frame: Frame) -> None:
-        self.calls.remove(frame)
 
     def superstep(self, level: Level, slots: list[Slot], statuses: list[str]) -> None:
         """``level``'s branches are running as ``slots``, their status in ``statuses`` as they settle."""
@@ -84,7 +76,7 @@ class TimedOut(BaseException):
 class Caller:
     """Calls the nodes of one run."""
 
-    __slots__ = ("activity", "door", "give_up", "listeners", "meter", "resumption", "walk_subgraph")
+    __slots__ = ("activity", "door", "give_up", "listeners", "meter", "resumption", "under_way", "walk_subgraph")
 
     def __init__(
         self,
@@ -101,6 +93,8 @@ class Caller:
         self.walk_subgraph = walk_subgraph
         self.give_up = give_up
         """Close the sub-graph levels a branch given up leaves open: their records."""
+        self.under_way: list[Frame] = []
+        """The frames whose nodes are being called now, in the order they started."""
 
     def call(
         self, level: Level, slot: Slot, held: tuple[Any, ...] | None = None
@@ -126,8 +120,8 @@ class Caller:
             ctx = self._begin(level, slot, node, held)
         else:
             ctx = None  # (nothing to announce, no context to build)
-        activity = self.activity
-        activity.began(frame)
+        under_way = self.under_way
+        under_way.append(frame)
         started = time.time()
         t0 = time.perf_counter()
         try:
@@ -143,7 +137,7 @@ class Caller:
         except Exception as exc:
             return Failed((make_step(slot, started, time.perf_counter() - t0, None, None, ctx, exc),), exc)
         finally:
-            activity.ended(frame)
+            under_way.remove(frame)
         return self._called(slot, node, started, time.perf_counter() - t0, update, hop, ctx, ())
 
     async def _awaited(
@@ -153,8 +147,8 @@ class Caller:
         plan = level.plan
         frame = slot.frame
         ctx = self._begin(level, slot, node, held)
-        activity = self.activity
-        activity.began(frame)
+        under_way = self.under_way
+        under_way.append(frame)
         waits = Waits(branch_waits.get())
         token = branch_waits.set(waits)
         started = time.time()
@@ -182,7 +176,7 @@ class Caller:
             record = make_step(slot, started, time.perf_counter() - t0 - waits.seconds, None, None, ctx, exc)
             return Failed((*inner, record), exc)
         finally:
-            activity.ended(frame)
+            under_way.remove(frame)
             branch_waits.reset(token)
         return self._called(slot, node, started, time.perf_counter() - t0 - waits.seconds, update, hop, ctx, inner)
 

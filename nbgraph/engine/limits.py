@@ -6,10 +6,7 @@ import asyncio
 import time
 from collections.abc import Mapping
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
-
-if TYPE_CHECKING:
-    from ..history import Step
+from typing import Any, Literal, NamedTuple
 
 __all__ = ["Aborted", "Budget", "Deadline", "Meter", "Waits", "branch_waits", "node_deadline"]
 
@@ -60,7 +57,6 @@ class Meter:
         "kept",
         "peak",
         "prior_seconds",
-        "step_seconds",
         "t0",
         "timed",
         "tokens",
@@ -81,8 +77,6 @@ class Meter:
         self.cost = 0.0
         self.turns = 0
         self.prior_seconds = 0.0
-        self.step_seconds = 0.0
-        """The seconds the thread's steps took, earlier runs' included."""
         self.waited = 0.0
         """Seconds during which someone was being asked (branches asking at once count once)."""
         self.t0 = time.perf_counter()
@@ -106,11 +100,6 @@ class Meter:
         """A live run waited ``seconds`` in slow motion: not the run's own time, which no budget counts."""
         self.waited += seconds
 
-    def took(self, records: list[Step]) -> None:
-        """A step closed, with ``records``: their time is the thread's."""
-        for record in records:
-            self.step_seconds += record.duration
-
     def keep(self) -> None:
         """A person was asked about the budget: a resume elsewhere holds to these limits
         (raised or not), not its graph's."""
@@ -129,7 +118,7 @@ class Meter:
         self.add(*used)
         self.mark()
         self.peak = list(peak)
-        self.step_seconds = self.prior_seconds = seconds
+        self.prior_seconds = seconds
 
     def elapsed(self) -> float:
         """The run's own seconds so far, earlier parts of a resumed run included."""

@@ -100,6 +100,7 @@ class Persistence:
         "lease",
         "rows",
         "run",
+        "step_seconds",
         "store",
         "thread",
         "trace",
@@ -125,6 +126,9 @@ class Persistence:
         self._open_levels = open_levels
         self.trace: dict[str, str] = {}
         """The trace context a tracer keeps with the thread (``Run.trace_context``)."""
+        self.step_seconds = 0.0
+        """The seconds the thread's saved steps took, earlier runs' included (a store that
+        writes rows keeps them with each checkpoint)."""
         self.store = store
         self.thread = thread
         # A store that writes rows gets the run's totals with each, so a resume reads one
@@ -156,6 +160,7 @@ class Persistence:
         """Go on from ``snapshot``: its checkpoint is the last, the trace context its thread kept."""
         self.earlier = snapshot.earlier
         self.last = snapshot.checkpoint
+        self.step_seconds = snapshot.totals.seconds
         self.trace = dict(snapshot.checkpoint.meta.get("trace") or {})
 
     def keep_trace(self, carrier: Mapping[str, str]) -> None:
@@ -176,8 +181,11 @@ class Persistence:
 
     # -- the run's checkpoints -----------------------------------------------------------
 
-    def checkpoint(self, records: Sequence[Step], frames: tuple[Frame, ...]) -> Checkpoint:
-        """The checkpoint after the run's current step, which ``records`` took."""
+    def checkpoint(
+        self, records: Sequence[Step], frames: tuple[Frame, ...], seconds: float | None = None
+    ) -> Checkpoint:
+        """The checkpoint after the run's current step, which ``records`` took (``seconds``: the
+        thread's steps' time with theirs)."""
         root = self._root
         return Checkpoint(
             self.thread,
@@ -192,7 +200,7 @@ class Persistence:
             records[-1] if records else None,
             tuple(records[:-1]),
             self.run,
-            self.totals() if self.rows else None,
+            self.totals(seconds) if self.rows else None,
             meta=self.meta(),
         )
 
@@ -207,14 +215,18 @@ class Persistence:
         Raises:
             CheckpointError, LeaseLost, InvalidUpdate: as :meth:`put`.
         """
+        seconds = self.step_seconds
+        for record in records:
+            seconds += record.duration
         if level is self._root:
-            self.put(self.checkpoint(records, frames))
+            self.put(self.checkpoint(records, frames, seconds))
         elif self.last is not None:
             self.put(
                 self.last._replace(
                     state=self._root.values, levels=self.levels_json(), answers=self._asking.pauses.answers_copy()
                 )
             )
+        self.step_seconds = seconds
 
     def save_denied(self, level: Level, step: int, records: Sequence[Step], ending: Ending) -> None:
         """Step ``step`` of ``level``, whose approval was denied with nowhere to go: kept, and
@@ -226,15 +238,16 @@ class Persistence:
         )
         self.put(checkpoint)
 
-    def totals(self) -> dict[str, Any]:
-        """What the run has used so far, as a checkpoint keeps it."""
+    def totals(self, seconds: float | None = None) -> dict[str, Any]:
+        """What the run has used so far, as a checkpoint keeps it (``seconds``: its steps' time,
+        when it is not yet :attr:`step_seconds`)."""
         meter, root = self._meter, self._root
         return Totals(
             dict(root.visits),
             meter.tokens,
             meter.cost,
             meter.turns,
-            meter.step_seconds,
+            self.step_seconds if seconds is None else seconds,
             (root.last_node, root.same),
             list(meter.peak),
         ).to_json()
@@ -259,13 +272,9 @@ class Persistence:
         """The sub-graph levels the run is inside now, as a checkpoint keeps them."""
         return {key: level.snapshot() for key, level in self._open_levels.items()}
 
-    def finish(self, ending: Ending, start: tuple[Frame, ...], input: dict[str, Any] | None) -> None:
-        """Record how the run ended, so a resume knows where to go on from (a run without a
-        store that stopped short keeps its checkpoints in memory, from ``start`` and ``input``)."""
-        if self.store is None:
-            if ending.outcome not in ("done", "denied"):
-                self.keep_in_memory(ending, start, input)
-        elif self.last is not None and not (self.last.status == ending.outcome == "denied"):
+    def finish(self, ending: Ending) -> None:
+        """Record how the run ended in its store, so a resume knows where to go on from."""
+        if self.last is not None and not (self.last.status == ending.outcome == "denied"):
             try:
                 self.put(self.stopped(self.last, ending))
             except Exception:

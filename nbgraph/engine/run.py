@@ -628,7 +628,7 @@ class RunView:
     @property
     def running(self) -> tuple[str, ...]:
         """The paths of the nodes being called now (several while branches run together)."""
-        return tuple(frame.path for frame in self._walker.activity.calls)
+        return tuple(frame.path for frame in self._walker.under_way)
 
     @property
     def branches(self) -> list[BranchState]:

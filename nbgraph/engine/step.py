@@ -174,7 +174,6 @@ class Stepper:
             except NbgraphError as exc:
                 level.unrecord(len(records))
                 return _rolled_back(listeners, level, slots, outcomes, base, before, exc, records)
-        self.meter.took(records)
         if listeners.steps:
             _announce(listeners, slots, records)
         if halt is not None:  # (the step is routed and saved: a resume goes on from its frames)
@@ -307,14 +306,33 @@ def _settled(
             coroutines are closed), or routing failed.
     """
     plan = level.plan
-    values = _folded(plan, before, slots, outcomes)
+    # Every slot's update and edit, folded in slot order.
+    values = before
+    try:
+        for slot, outcome in zip(slots, outcomes, strict=True):
+            if type(outcome) is Called:
+                own, update = outcome.records, outcome.update
+                edit = own[-1].edit
+                if len(own) > 1:  # (a sub-graph's steps, folded first when it shares the state)
+                    values = fold(plan, values, update, own[:-1], slot.frame)
+                elif update:
+                    values = plan.schema.apply(values, update, slot.frame.node)
+                if edit:
+                    values = plan.schema.apply(values, edit, slot.frame.node)
+    except InvalidUpdate:
+        for outcome in outcomes:  # (the failed fold closed its own update's coroutines; the rest are dropped too)
+            if type(outcome) is Called and outcome.update:
+                close_coroutines(outcome.update.values())
+        raise
+    # Then each routed, seeing the state after the step.
     # (a map's branches carry a payload: the commonest step has one slot with none)
     mapping = len(slots) > 1 or slots[0].frame.payload is not NO_PAYLOAD
     last_of_map = _last_of_maps(slots, outcomes) if mapping else _NO_MAPS
     view: Any = None
     records: list[Step] = []
     taken: list[tuple[Frame, Hop]] = []
-    for i, (slot, outcome) in enumerate(zip(slots, outcomes, strict=True)):
+    for i, slot in enumerate(slots):
+        outcome = outcomes[i]
         frame = slot.frame
         mapped = frame.payload is not NO_PAYLOAD
         if type(outcome) is Called:
@@ -367,33 +385,6 @@ def _last_of_maps(slots: list[Slot], outcomes: Sequence[Outcome]) -> dict[str, i
     for name, i in last_failed.items():
         last_of_map.setdefault(name, i)
     return last_of_map
-
-
-def _folded(plan: Plan, before: dict[str, Any], slots: list[Slot], outcomes: Sequence[Outcome]) -> dict[str, Any]:
-    """The state after the step: every slot's update and edit folded in slot order.
-
-    Raises:
-        InvalidUpdate: an update (or an edit) does not fit the state; every update's
-            coroutines are closed.
-    """
-    values = before
-    try:
-        for slot, outcome in zip(slots, outcomes, strict=True):
-            if type(outcome) is Called:
-                records, update = outcome.records, outcome.update
-                edit = records[-1].edit
-                if len(records) > 1:  # (a sub-graph's steps, folded first when it shares the state)
-                    values = fold(plan, values, update, records[:-1], slot.frame)
-                elif update:
-                    values = plan.schema.apply(values, update, slot.frame.node)
-                if edit:
-                    values = plan.schema.apply(values, edit, slot.frame.node)
-    except InvalidUpdate:
-        for outcome in outcomes:  # (the failed fold closed its own update's coroutines; the rest are dropped too)
-            if type(outcome) is Called and outcome.update:
-                close_coroutines(outcome.update.values())
-        raise
-    return values
 
 
 def _routed(door: RunDoor, level: Level, slot: Slot, ctx: Context | None, view: Any) -> Hop:

@@ -98,8 +98,8 @@ class Walker:
         """How the first sub-graph that hit its max_steps with on_max_steps="flag" ended."""
         self.activity = Activity()
         self.door = RunDoor(listeners, self.meter, self.asking, self.resumption)
-        slots = Slots(Caller(self.door, self.activity, self.walk_subgraph, self.give_up), self.asking, self.breaks)
-        self.stepper = Stepper(slots, self.persistence, self.root)
+        self.caller = Caller(self.door, self.activity, self.walk_subgraph, self.give_up)
+        self.stepper = Stepper(Slots(self.caller, self.asking, self.breaks), self.persistence, self.root)
 
     # The run's own graph is the root level: what the rest of the engine reads as the
     # run's state, step, frames and history is the root level's (and is set there).
@@ -124,8 +124,13 @@ class Walker:
     @property
     def node(self) -> str | None:
         """The node running now (the latest to start, when branches run together)."""
-        calls = self.activity.calls
+        calls = self.caller.under_way
         return calls[-1].node if calls else None
+
+    @property
+    def under_way(self) -> list[Frame]:
+        """The frames whose nodes are being called now, in the order they started."""
+        return self.caller.under_way
 
     @property
     def trace(self) -> dict[str, str]:
@@ -325,7 +330,10 @@ class Walker:
 
     def finish(self, ending: Ending) -> None:
         """Record how the run ended, so a resume knows where to go on from."""
-        self.persistence.finish(ending, self._start_frames(), self.input)
+        if self.persistence.store is not None:
+            self.persistence.finish(ending)
+        elif ending.outcome not in ("done", "denied"):
+            self.keep_in_memory(ending)
 
     def keep_in_memory(self, ending: Ending) -> None:
         """A run without a store that has ended: keep its checkpoints in the default store, for
@@ -347,7 +355,8 @@ class Walker:
         hop = self.plan.hop_of(record.edge) if record.edge is not None else self.route_from(record)
         record = root.reroute_last(hop.edge)
         root.at(hop.frames)
-        self.persistence.save_step(root, [record], hop.frames)
+        persistence = self.persistence  # (the step was taken, and its time counted, in the thread it forks)
+        persistence.put(persistence.checkpoint([record], hop.frames))
         listeners = self.listeners
         listeners.emit_step_if(lambda: route_event(listeners.thread, record.step, hop.edge, record.path, record.branch))
 
