@@ -6,7 +6,8 @@ Nothing here imports ``openai`` until an :class:`OpenAIModel` makes its first ca
 
 from __future__ import annotations
 
-from .mcp import MCPServerError, MCPTool, MCPToolError, amcp_tools, mcp_tools
+from ._mcp_errors import MCPServerError, MCPToolError
+from .mcp import MCPTool, amcp_tools, mcp_tools
 from .messages import (
     AssistantMessage,
     Message,
