@@ -26,6 +26,13 @@ def main() -> None:
     print(f"engine files that write run state: {len(writers)} of {len(code_shape.engine_files())} (target <= 3)")
     for name, count in sorted(writers.items()):
         print(f"    {name}: {count} places")
+    owners = code_shape.run_state_writers()
+    print("who writes each piece of run state (target: its own class only):")
+    for owner, places in sorted(owners.items()):
+        others = {writer: count for writer, count in places.items() if writer != owner}
+        print(f"    {owner}: {places.get(owner, 0)} places in its own methods" + (f"; also {others}" if others else ""))
+    imports = code_shape.engine_imports()
+    print(f"the step imports the walker: {'walker' in imports['step']} (target: False)")
     print(f"Walker fields: {len(fields)} ({', '.join(fields)})")
     print(f"'lone' switches: {names} names, {uses} uses")
 
