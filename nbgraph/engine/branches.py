@@ -110,8 +110,8 @@ class Slots:
             asyncio.CancelledError: the run was cancelled (a branch's cancellation by a failed
                 sibling comes back as a failure instead).
         """
-        node = level.plan.nodes[slot.frame.node]
         frame = slot.frame
+        node = level.plan.nodes[frame.node]
         branch = frame.branch != level.branch
         if entry is not None:
             called = restored(entry)
