@@ -8,15 +8,15 @@ in three phases that each return a value.
    :data:`~nbgraph.engine.slots.Outcome`. A step gives a coroutine only when it awaits
    something (an async node, a sub-graph, a person, several branches): a plain node's step
    is taken here and now, by the same code, because ``compile()`` said which nodes are plain.
-3. :meth:`Stepper.close`: what the outcomes mean for the step. A stop, a failure or a pause ends it
-   here: the slots that finished are kept for a resume, and the step is undone. Otherwise
+3. :meth:`Stepper.close`: what the outcomes mean for the step. A stop, a failure or a pause
+   ends it here: the slots that finished are kept for a resume, and the step is undone. Otherwise
    the updates fold into the state in slot order, whatever order the slots finished in;
    routing goes on from each (a map once, after its last branch); the step is recorded,
    saved (:class:`~nbgraph.engine.persistence.Persistence` builds the checkpoint from what
    the step hands it) and announced. A fold, a route or a save that fails undoes it all.
 
-A step of one slot and a step of several differ only in :func:`close`, in what a slot's
-own stop means (the run ends so, or the branch fails) and in how a failure is named.
+A step of one slot and a step of several differ only in :meth:`Stepper.close`, in what a
+slot's own stop means (the run ends so, or the branch fails) and in how a failure is named.
 """
 
 from __future__ import annotations
