@@ -336,8 +336,8 @@ class Walker:
             self.keep_in_memory(ending)
 
     def keep_in_memory(self, ending: Ending) -> None:
-        """A run without a store that has ended: keep its checkpoints in the default store, for
-        a ``Fork`` asked for once it has ended."""
+        """A run without a store: keep its checkpoints in the default store, for a ``Resume`` (a
+        run that stopped short, as it ends) or a ``Fork`` (asked for once it has ended)."""
         self.persistence.keep_in_memory(ending, self._start_frames(), self.input)
 
     def _start_frames(self) -> tuple[Frame, ...]:
