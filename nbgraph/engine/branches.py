@@ -67,7 +67,7 @@ class Slots:
         """
         kept = level.take_settled() if level.settled else _NOTHING_KEPT
         if len(slots) > 1:
-            return self._settle_together(level, slots, kept, outcomes, failed)
+            return self.run_together(level, slots, kept, outcomes, failed)
         slot = slots[0]
         frame = slot.frame
         if kept or level.plan.nodes[frame.node].gated or self.breaks.armed or frame.branch != level.branch:
@@ -87,18 +87,6 @@ class Slots:
         if type(outcome) is Failed:
             failed.append(0)
         return [outcome]
-
-    async def _settle_together(
-        self,
-        level: Level,
-        slots: list[Slot],
-        kept: Mapping[int, Mapping[str, Any]],
-        outcomes: list[Outcome | None],
-        failed: list[int],
-    ) -> list[Outcome]:
-        await self.run_together(level, slots, kept, outcomes, failed)
-        # (A branch that never started, its step failing fast before its turn, is one a sibling cancelled.)
-        return [Failed((), asyncio.CancelledError()) if outcome is None else outcome for outcome in outcomes]
 
     async def _around(self, level: Level, slot: Slot, entry: Mapping[str, Any] | None) -> Outcome:
         """One slot of a step: its node's call (or what a checkpoint kept of it) and the pauses
@@ -341,10 +329,10 @@ class Slots:
         kept: Mapping[int, Mapping[str, Any]],
         outcomes: list[Outcome | None],
         raised: list[int],
-    ) -> None:
-        """Run every slot as a branch, putting each one's outcome in ``outcomes`` (in slot order)
-        as it settles, and the slots that failed of themselves in ``raised`` (in the order they
-        failed; a branch cancelled because another failed is not one).
+    ) -> list[Outcome]:
+        """Run every slot as a branch: how each settled, in slot order. Each one's outcome is put in
+        ``outcomes`` as it settles, and the slots that failed of themselves in ``raised`` (in the
+        order they failed; a branch cancelled because another failed is not one).
 
         Raises:
             Aborted: a person stopped the run at a branch's breakpoint, or its budget is spent
@@ -389,6 +377,7 @@ class Slots:
 
         activity = self.activity
         activity.superstep(level, slots, statuses)
+        done: list[BaseException | None] = []
         try:
             # No node can wait (none is async, and nobody is waited for: a durable run's pauses end
             # it): one after the other, in order. A live run's plain nodes wait for people together.
@@ -401,21 +390,23 @@ class Slots:
                             raise asyncio.CancelledError  # no sibling cancels here: the run itself was
                         if fail_fast:
                             break
-                return
-            loop = asyncio.get_running_loop()
-            tasks.extend(loop.create_task(run(i, slot)) for i, slot in enumerate(slots))
-            try:
-                done = await asyncio.gather(*tasks, return_exceptions=True)
-            except BaseException:
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-                raise
+            else:
+                loop = asyncio.get_running_loop()
+                tasks.extend(loop.create_task(run(i, slot)) for i, slot in enumerate(slots))
+                try:
+                    done = await asyncio.gather(*tasks, return_exceptions=True)
+                except BaseException:
+                    for task in tasks:
+                        task.cancel()
+                    await asyncio.gather(*tasks, return_exceptions=True)
+                    raise
         finally:
             activity.superstep_over(level)
         for result in done:
             if isinstance(result, Aborted):
                 raise result
+        # (A branch that never started, its step failing fast before its turn, is one a sibling cancelled.)
+        return [Failed((), asyncio.CancelledError()) if outcome is None else outcome for outcome in outcomes]
 
 
 def as_branch(outcome: Outcome) -> Outcome:
